@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = ""
+
+// Version reports the build's version: the one stamped at build time, else
+// "dev" plus the VCS revision the toolchain recorded, if any.
+func Version() string {
+	if version != "" {
+		return version
+	}
+	v := "dev"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += "-" + rev + modified
+	}
+	return v
+}
+
+// streams are the standard streams a command writes to; tests pass buffers.
+type streams struct {
+	in          io.Reader
+	out, errOut io.Writer
+}
+
+// Main runs dirtywork with args (without the program name) and returns the
+// process exit code. It is what main calls and what tests call.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	io := &streams{in: stdin, out: stdout, errOut: stderr}
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	code, msg, hint := exitCode(err)
+	if msg != "" {
+		fmt.Fprintf(stderr, "error: %s\n", msg)
+	}
+	if hint != "" {
+		fmt.Fprintln(stderr, hint)
+	}
+	return code
+}
+
+func newRootCmd(io *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dirtywork",
+		Short: "Hand coding tasks to local language models and review what comes back",
+		Long: `dirtywork runs one coding task against a local OpenAI-compatible model server
+in an agentic tool loop, inside an isolated git worktree, and reports the
+result as one JSON object. Mission control (dirtywork tui) supervises up to
+four runs at once and takes review verdicts.`,
+		Version:       Version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(io.in)
+	root.SetOut(io.out)
+	root.SetErr(io.errOut)
+	root.SetVersionTemplate("dirtywork {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{Code: ExitUsage, Err: err, Hint: fmt.Sprintf("see '%s --help'", c.CommandPath())}
+	})
+
+	root.AddCommand(
+		notLanded("run [flags] TASK", "Run one task against a model in an isolated worktree", "the host-mode engine"),
+		notLanded("resume SLUG|RUN_DIR", "Continue a finished or interrupted run", "resume"),
+		notLanded("runs", "List, show, export, clean and judge past runs", "run management"),
+		notLanded("bench", "Sweep tasks over fixture repositories and score them", "bench"),
+		notLanded("tui", "Mission control: launch, follow and review runs", "mission control"),
+		notLanded("demo", "Run a scripted end-to-end demonstration", "the demo"),
+		notLanded("image", "Build the docker worker image", "the docker sandbox"),
+		newLaneCmd(io),
+	)
+	return root
+}
+
+// notLanded is a command whose implementation is not in this build. It
+// says so and exits 2 instead of pretending to work.
+func notLanded(use, short, feature string) *cobra.Command {
+	return &cobra.Command{
+		Use:                use,
+		Short:              short + " (not yet available)",
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return usageErrorf("'%s' is not available in this build: %s has not landed yet", c.CommandPath(), feature)
+		},
+	}
+}
