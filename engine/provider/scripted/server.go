@@ -1,0 +1,372 @@
+package scripted
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Request is one request the server received, kept for assertions.
+type Request struct {
+	Time   time.Time `json:"time"`
+	Method string    `json:"method"`
+	Path   string    `json:"path"`
+	// Header holds the request headers (for checking what a client sends,
+	// such as Authorization).
+	Header http.Header `json:"header,omitempty"`
+	// Body is the raw request body.
+	Body json.RawMessage `json:"body,omitempty"`
+	// Chat is the decoded body of a chat-completions request.
+	Chat *ChatRequest `json:"-"`
+	// Turn is the script turn the request was answered with (-1 when not a
+	// chat request or undecodable).
+	Turn int `json:"turn"`
+	// Status is the HTTP status the server answered with.
+	Status int `json:"status"`
+}
+
+// ChatRequest is the part of a chat-completions request the server reads.
+type ChatRequest struct {
+	Model         string          `json:"model"`
+	Messages      []Message       `json:"messages"`
+	Tools         json.RawMessage `json:"tools,omitempty"`
+	Stream        bool            `json:"stream,omitempty"`
+	MaxTokens     *int            `json:"max_tokens,omitempty"`
+	Temperature   *float64        `json:"temperature,omitempty"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options,omitempty"`
+}
+
+// Message is one chat message as a client sent it.
+type Message struct {
+	Role       string          `json:"role"`
+	Content    *string         `json:"content"`
+	ToolCalls  json.RawMessage `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+}
+
+// AssistantTurns counts the assistant messages in the history: the index of
+// the script turn that answers this request.
+func (c *ChatRequest) AssistantTurns() int {
+	n := 0
+	for _, m := range c.Messages {
+		if m.Role == "assistant" {
+			n++
+		}
+	}
+	return n
+}
+
+// Server replays a Script over HTTP. Its zero value is not usable; call New.
+type Server struct {
+	script Script
+	// LogTo, when set before Start, receives every request as a JSON line.
+	LogTo io.Writer
+
+	mu       sync.Mutex
+	attempts map[int]int
+	requests []Request
+
+	httpSrv  *http.Server
+	listener net.Listener
+}
+
+// New returns a server for script.
+func New(script Script) *Server {
+	return &Server{script: script, attempts: map[int]int{}}
+}
+
+// Start listens on addr (for example "127.0.0.1:0") and serves in the
+// background. It returns the OpenAI base URL, ending in /v1.
+func (s *Server) Start(addr string) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("scripted model server: listen on %s: %w", addr, err)
+	}
+	s.listener = ln
+	s.httpSrv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.httpSrv.Serve(ln) }()
+	return "http://" + ln.Addr().String() + "/v1", nil
+}
+
+// Close stops the server and closes every open connection.
+func (s *Server) Close() error {
+	if s.httpSrv == nil {
+		return nil
+	}
+	return s.httpSrv.Close()
+}
+
+// Requests returns a copy of every request received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// ChatRequests returns the decoded chat-completions requests, in order.
+func (s *Server) ChatRequests() []*ChatRequest {
+	var out []*ChatRequest
+	for _, r := range s.Requests() {
+		if r.Chat != nil {
+			out = append(out, r.Chat)
+		}
+	}
+	return out
+}
+
+// ServeHTTP answers the OpenAI and LM Studio endpoints.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 256<<20))
+	rec := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Turn: -1}
+	if json.Valid(body) {
+		rec.Body = body
+	}
+	// Recorded in a defer: a scripted cut-off aborts the handler by panicking.
+	defer s.record(&rec)
+	rec.Status = http.StatusOK // what a cut-off reply had sent
+	rec.Status = s.route(w, r, body, &rec)
+}
+
+func (s *Server) record(rec *Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, *rec)
+	if s.LogTo != nil {
+		line, _ := json.Marshal(rec)
+		_, _ = s.LogTo.Write(append(line, '\n'))
+	}
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte, rec *Request) int {
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	switch {
+	case r.Method == http.MethodGet && (path == "/v1/models" || path == "/models"):
+		return writeJSON(w, http.StatusOK, map[string]any{
+			"object": "list",
+			"data":   []any{map[string]any{"id": s.script.model(), "object": "model", "owned_by": "scripted"}},
+		})
+	case r.Method == http.MethodGet && path == "/api/v0/models":
+		entry := map[string]any{"id": s.script.model(), "object": "model", "type": "llm", "state": "loaded"}
+		if s.script.ContextLength > 0 {
+			entry["loaded_context_length"] = s.script.ContextLength
+			entry["max_context_length"] = s.script.ContextLength
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{entry}})
+	case r.Method == http.MethodPost && (path == "/v1/chat/completions" || path == "/chat/completions"):
+		return s.chat(w, r, body, rec)
+	default:
+		return writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	}
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request, body []byte, rec *Request) int {
+	var req ChatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+	}
+	rec.Chat = &req
+	if req.Model != s.script.model() {
+		return writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
+	}
+	k := req.AssistantTurns()
+	rec.Turn = k
+
+	turn, err := s.turn(k)
+	if err != nil {
+		return writeError(w, http.StatusInternalServerError, fmt.Sprintf("scripted model: %v at turn %d", err, k))
+	}
+	if failure, ok := s.nextFailure(k, turn); ok {
+		return writeRaw(w, failure.Status, failureBody(failure))
+	}
+	if turn.DelayMS > 0 {
+		select {
+		case <-time.After(time.Duration(turn.DelayMS) * time.Millisecond):
+		case <-r.Context().Done():
+			return 499 // client gave up
+		}
+	}
+	if turn.RawBody != "" {
+		return writeCut(w, http.StatusOK, []byte(turn.RawBody), turn.CutAfterBytes)
+	}
+	reply := buildReply(k, turn, estimateTokens(body))
+	if req.Stream {
+		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		return streamReply(r.Context(), w, s.script.model(), reply, turn, includeUsage)
+	}
+	data, _ := json.Marshal(completion(s.script.model(), reply))
+	return writeCut(w, http.StatusOK, data, turn.CutAfterBytes)
+}
+
+// turn returns the script turn for index k, or what to do past the end.
+func (s *Server) turn(k int) (Turn, error) {
+	if k < len(s.script.Turns) {
+		return s.script.Turns[k], nil
+	}
+	switch s.script.OnExhausted {
+	case "finish":
+		summary := "script exhausted"
+		return Turn{Finish: &summary}, nil
+	case "answer":
+		return Turn{Text: "script exhausted"}, nil
+	default:
+		return Turn{}, errExhausted
+	}
+}
+
+// nextFailure returns the scripted error for this attempt at turn k, if
+// any remain.
+func (s *Server) nextFailure(k int, t Turn) (HTTPError, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.attempts[k]
+	s.attempts[k] = n + 1
+	if n < len(t.Errors) {
+		return t.Errors[n], true
+	}
+	return HTTPError{}, false
+}
+
+func failureBody(e HTTPError) []byte {
+	if e.Body != "" {
+		return []byte(e.Body)
+	}
+	data, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": http.StatusText(e.Status), "type": "scripted_error", "code": e.Status,
+	}})
+	return data
+}
+
+// reply is a turn rendered into protocol values.
+type reply struct {
+	id           string
+	content      *string
+	calls        []wireCall
+	finishReason string
+	usage        Usage
+}
+
+type wireCall struct {
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments any    `json:"arguments"`
+	} `json:"function"`
+	raw string // the arguments text, for streaming
+}
+
+func buildReply(k int, t Turn, promptTokens int) reply {
+	rp := reply{id: fmt.Sprintf("chatcmpl-scripted-%d", k)}
+	calls := t.ToolCalls
+	if t.Finish != nil {
+		args, _ := json.Marshal(map[string]string{"summary": *t.Finish})
+		calls = []ToolCall{{Name: "finish", Arguments: args}}
+	}
+	for i, c := range calls {
+		var wc wireCall
+		wc.Type = "function"
+		wc.Function.Name = c.Name
+		switch {
+		case c.OmitID:
+		case c.ID != "":
+			wc.ID = c.ID
+		default:
+			wc.ID = fmt.Sprintf("call_%d_%d", k, i)
+		}
+		wc.raw = c.rawArguments()
+		wc.Function.Arguments = wc.raw
+		if c.ArgumentsAsObject && len(c.Arguments) > 0 {
+			wc.Function.Arguments = json.RawMessage(c.Arguments)
+		}
+		rp.calls = append(rp.calls, wc)
+	}
+	if !t.ContentNull {
+		text := t.Text
+		rp.content = &text
+	}
+	rp.finishReason = t.FinishReason
+	if rp.finishReason == "" {
+		rp.finishReason = "stop"
+		if len(rp.calls) > 0 {
+			rp.finishReason = "tool_calls"
+		}
+	}
+	if t.Usage != nil {
+		rp.usage = *t.Usage
+	} else {
+		out := utf8.RuneCountInString(t.Text)
+		for _, c := range rp.calls {
+			out += utf8.RuneCountInString(c.raw) + len(c.Function.Name)
+		}
+		rp.usage = Usage{PromptTokens: promptTokens, CompletionTokens: out/4 + 1}
+	}
+	return rp
+}
+
+// estimateTokens is the prompt size the server reports: a deterministic
+// four-characters-per-token estimate of the request body.
+func estimateTokens(body []byte) int {
+	return utf8.RuneCount(body)/4 + 1
+}
+
+func completion(model string, rp reply) map[string]any {
+	msg := map[string]any{"role": "assistant", "content": rp.content}
+	if len(rp.calls) > 0 {
+		msg["tool_calls"] = rp.calls
+	}
+	return map[string]any{
+		"id":      rp.id,
+		"object":  "chat.completion",
+		"created": time.Now().Unix(),
+		"model":   model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": rp.finishReason}},
+		"usage": map[string]any{
+			"prompt_tokens":     rp.usage.PromptTokens,
+			"completion_tokens": rp.usage.CompletionTokens,
+			"total_tokens":      rp.usage.PromptTokens + rp.usage.CompletionTokens,
+		},
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) int {
+	data, _ := json.Marshal(v)
+	return writeRaw(w, status, data)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) int {
+	return writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": "scripted_error"}})
+}
+
+func writeRaw(w http.ResponseWriter, status int, data []byte) int {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+	return status
+}
+
+// writeCut writes data, or only its first cut bytes and then drops the
+// connection, so the client sees a truncated body.
+func writeCut(w http.ResponseWriter, status int, data []byte, cut int) int {
+	if cut <= 0 || cut >= len(data) {
+		return writeRaw(w, status, data)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+	w.WriteHeader(status)
+	_, _ = io.Copy(w, bytes.NewReader(data[:cut]))
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	// The documented way to abort a response mid-body: the server closes
+	// the connection without logging.
+	panic(http.ErrAbortHandler)
+}
