@@ -65,6 +65,16 @@ type Turn struct {
 	RawBody string `json:"raw_body,omitempty"`
 	// CutAfterBytes closes the connection after that many body bytes.
 	CutAfterBytes int `json:"cut_after_bytes,omitempty"`
+	// RawStream, when set, is sent verbatim as a 200 text/event-stream
+	// body, whether or not the request asked to stream (recorded
+	// server-sent-event transcripts of real servers).
+	RawStream string `json:"raw_stream,omitempty"`
+	// DripMS sends a non-streamed body one byte every DripMS milliseconds,
+	// like a server that keeps a connection alive without ever finishing.
+	DripMS int `json:"drip_ms,omitempty"`
+	// PadBytes puts that many spaces before a non-streamed JSON body (still
+	// valid JSON), for oversized replies.
+	PadBytes int `json:"pad_bytes,omitempty"`
 }
 
 // ToolCall is one scripted call.
@@ -93,6 +103,8 @@ type Usage struct {
 type HTTPError struct {
 	Status int    `json:"status"`
 	Body   string `json:"body,omitempty"`
+	// RetryAfter, when set, is sent as the Retry-After header.
+	RetryAfter string `json:"retry_after,omitempty"`
 }
 
 // LoadScript reads a script from a JSON file.
@@ -135,6 +147,9 @@ func (s Script) Validate() error {
 				return fmt.Errorf("script: turn %d call %d: arguments are not JSON", i, j)
 			}
 		}
+		if t.DripMS < 0 || t.PadBytes < 0 {
+			return fmt.Errorf("script: turn %d: drip_ms and pad_bytes must not be negative", i)
+		}
 		for j, e := range t.Errors {
 			if e.Status < 400 || e.Status > 599 {
 				return fmt.Errorf("script: turn %d error %d: status %d is not an HTTP error", i, j, e.Status)
@@ -144,8 +159,8 @@ func (s Script) Validate() error {
 	return nil
 }
 
-// model returns the served model id.
-func (s Script) model() string {
+// ModelID returns the served model id (DefaultModel when the script names none).
+func (s Script) ModelID() string {
 	if s.Model == "" {
 		return DefaultModel
 	}

@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -74,6 +75,8 @@ type Server struct {
 	mu       sync.Mutex
 	attempts map[int]int
 	requests []Request
+	// recorded is closed and replaced whenever a request is recorded.
+	recorded chan struct{}
 
 	httpSrv  *http.Server
 	listener net.Listener
@@ -81,7 +84,7 @@ type Server struct {
 
 // New returns a server for script.
 func New(script Script) *Server {
-	return &Server{script: script, attempts: map[int]int{}}
+	return &Server{script: script, attempts: map[int]int{}, recorded: make(chan struct{})}
 }
 
 // Start listens on addr (for example "127.0.0.1:0") and serves in the
@@ -112,6 +115,28 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// AwaitRequests waits until at least n requests are recorded and returns
+// them all. A request is recorded when its handler returns, which can be a
+// moment after the client has read the whole answer, so a test that has
+// just got its reply waits here rather than reading Requests at once.
+func (s *Server) AwaitRequests(ctx context.Context, n int) ([]Request, error) {
+	for {
+		s.mu.Lock()
+		if len(s.requests) >= n {
+			out := append([]Request(nil), s.requests...)
+			s.mu.Unlock()
+			return out, nil
+		}
+		next := s.recorded
+		s.mu.Unlock()
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return s.Requests(), fmt.Errorf("scripted model server: waiting for %d requests: %w", n, ctx.Err())
+		}
+	}
+}
+
 // ChatRequests returns the decoded chat-completions requests, in order.
 func (s *Server) ChatRequests() []*ChatRequest {
 	var out []*ChatRequest
@@ -140,6 +165,8 @@ func (s *Server) record(rec *Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, *rec)
+	close(s.recorded)
+	s.recorded = make(chan struct{})
 	if s.LogTo != nil {
 		line, _ := json.Marshal(rec)
 		_, _ = s.LogTo.Write(append(line, '\n'))
@@ -152,10 +179,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte, rec 
 	case r.Method == http.MethodGet && (path == "/v1/models" || path == "/models"):
 		return writeJSON(w, http.StatusOK, map[string]any{
 			"object": "list",
-			"data":   []any{map[string]any{"id": s.script.model(), "object": "model", "owned_by": "scripted"}},
+			"data":   []any{map[string]any{"id": s.script.ModelID(), "object": "model", "owned_by": "scripted"}},
 		})
 	case r.Method == http.MethodGet && path == "/api/v0/models":
-		entry := map[string]any{"id": s.script.model(), "object": "model", "type": "llm", "state": "loaded"}
+		entry := map[string]any{"id": s.script.ModelID(), "object": "model", "type": "llm", "state": "loaded"}
 		if s.script.ContextLength > 0 {
 			entry["loaded_context_length"] = s.script.ContextLength
 			entry["max_context_length"] = s.script.ContextLength
@@ -174,7 +201,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, body []byte, rec *
 		return writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 	}
 	rec.Chat = &req
-	if req.Model != s.script.model() {
+	if req.Model != s.script.ModelID() {
 		return writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
 	}
 	k := req.AssistantTurns()
@@ -185,6 +212,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, body []byte, rec *
 		return writeError(w, http.StatusInternalServerError, fmt.Sprintf("scripted model: %v at turn %d", err, k))
 	}
 	if failure, ok := s.nextFailure(k, turn); ok {
+		if failure.RetryAfter != "" {
+			w.Header().Set("Retry-After", failure.RetryAfter)
+		}
 		return writeRaw(w, failure.Status, failureBody(failure))
 	}
 	if turn.DelayMS > 0 {
@@ -194,16 +224,61 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, body []byte, rec *
 			return 499 // client gave up
 		}
 	}
+	if turn.RawStream != "" {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, turn.RawStream)
+		return http.StatusOK
+	}
 	if turn.RawBody != "" {
-		return writeCut(w, http.StatusOK, []byte(turn.RawBody), turn.CutAfterBytes)
+		return writeBody(r.Context(), w, []byte(turn.RawBody), turn)
 	}
 	reply := buildReply(k, turn, estimateTokens(body))
 	if req.Stream {
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-		return streamReply(r.Context(), w, s.script.model(), reply, turn, includeUsage)
+		return streamReply(r.Context(), w, s.script.ModelID(), reply, turn, includeUsage)
 	}
-	data, _ := json.Marshal(completion(s.script.model(), reply))
-	return writeCut(w, http.StatusOK, data, turn.CutAfterBytes)
+	data, _ := json.Marshal(completion(s.script.ModelID(), reply))
+	return writeBody(r.Context(), w, data, turn)
+}
+
+// writeBody sends a 200 JSON body the way the turn says: padded, dripped
+// or cut off.
+func writeBody(ctx context.Context, w http.ResponseWriter, data []byte, t Turn) int {
+	if t.PadBytes > 0 {
+		data = append(bytes.Repeat([]byte(" "), t.PadBytes), data...)
+	}
+	if t.DripMS > 0 {
+		return writeDrip(ctx, w, data, time.Duration(t.DripMS)*time.Millisecond)
+	}
+	return writeCut(w, http.StatusOK, data, t.CutAfterBytes)
+}
+
+// writeDrip sends data one byte per interval until it is all sent or the
+// client goes away.
+func writeDrip(ctx context.Context, w http.ResponseWriter, data []byte, interval time.Duration) int {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for i := range data {
+		if _, err := w.Write(data[i : i+1]); err != nil {
+			return 499
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if i == len(data)-1 {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return 499 // client gave up
+		}
+	}
+	return http.StatusOK
 }
 
 // turn returns the script turn for index k, or what to do past the end.
@@ -285,7 +360,7 @@ func buildReply(k int, t Turn, promptTokens int) reply {
 		wc.raw = c.rawArguments()
 		wc.Function.Arguments = wc.raw
 		if c.ArgumentsAsObject && len(c.Arguments) > 0 {
-			wc.Function.Arguments = json.RawMessage(c.Arguments)
+			wc.Function.Arguments = c.Arguments
 		}
 		rp.calls = append(rp.calls, wc)
 	}

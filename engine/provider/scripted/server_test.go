@@ -1,12 +1,14 @@
 package scripted
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -30,6 +32,19 @@ func start(t *testing.T, script Script) (*Server, *openai.Client) {
 }
 
 func strptr(s string) *string { return &s }
+
+// await returns the recorded requests once there are n, failing the test
+// if they do not arrive within 5 s.
+func await(t *testing.T, srv *Server, n int) []Request {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	reqs, err := srv.AwaitRequests(ctx, n)
+	if err != nil {
+		t.Fatalf("%v (have %d)", err, len(reqs))
+	}
+	return reqs
+}
 
 // history returns a request history holding n assistant messages.
 func history(n int) []openai.ChatCompletionMessage {
@@ -91,7 +106,7 @@ func TestChatNonStreamingToolCalls(t *testing.T) {
 	if resp.Usage.PromptTokens <= 0 || resp.Usage.CompletionTokens <= 0 {
 		t.Errorf("usage = %+v", resp.Usage)
 	}
-	reqs := srv.Requests()
+	reqs := await(t, srv, 1)
 	if len(reqs) != 1 || reqs[0].Turn != 0 || reqs[0].Status != 200 || reqs[0].Header.Get("Authorization") != "Bearer test-key" {
 		t.Fatalf("recorded = %+v", reqs)
 	}
@@ -124,7 +139,7 @@ func TestStreamingAssemblesToTheSameReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stream.Close()
+	defer func() { _ = stream.Close() }()
 	var text strings.Builder
 	calls := map[int]*openai.ToolCall{}
 	var finish openai.FinishReason
@@ -197,7 +212,7 @@ func TestScriptedErrorsThenSuccess(t *testing.T) {
 		t.Fatalf("third attempt: %v %+v", err, resp)
 	}
 	var statuses []int
-	for _, r := range srv.Requests() {
+	for _, r := range await(t, srv, 3) {
 		statuses = append(statuses, r.Status)
 	}
 	if len(statuses) != 3 || statuses[0] != 503 || statuses[1] != 400 || statuses[2] != 200 {
@@ -206,8 +221,8 @@ func TestScriptedErrorsThenSuccess(t *testing.T) {
 }
 
 // rawPost sends a chat request with plain net/http, for replies a client
-// library would reject.
-func rawPost(t *testing.T, srv *Server, body string) (*http.Response, []byte, error) {
+// library would reject. It returns the answer's header and body.
+func rawPost(t *testing.T, srv *Server, body string) (http.Header, []byte, error) {
 	t.Helper()
 	addr := srv.listener.Addr().String()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+addr+"/v1/chat/completions", strings.NewReader(body))
@@ -215,9 +230,9 @@ func rawPost(t *testing.T, srv *Server, body string) (*http.Response, []byte, er
 	if err != nil {
 		return nil, nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(resp.Body)
-	return resp, data, err
+	return resp.Header, data, err
 }
 
 func TestRawBodyAndCutOff(t *testing.T) {
@@ -233,7 +248,7 @@ func TestRawBodyAndCutOff(t *testing.T) {
 	if err == nil {
 		t.Fatalf("cut-off body read completely: %q", data)
 	}
-	if got := srv.Requests(); len(got) != 2 || got[1].Turn != 1 {
+	if got := await(t, srv, 2); len(got) != 2 || got[1].Turn != 1 {
 		t.Fatalf("cut-off request not recorded: %+v", got)
 	}
 }
@@ -248,7 +263,7 @@ func TestExhaustionAndUnknownModel(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "model 'other' not found") {
 		t.Fatalf("unknown model: %v", err)
 	}
-	if n := len(srv.Requests()); n != 2 {
+	if n := len(await(t, srv, 2)); n != 2 {
 		t.Fatalf("%d requests recorded", n)
 	}
 
@@ -307,7 +322,7 @@ func TestLMStudioEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var body struct {
 		Data []struct {
 			ID    string `json:"id"`
@@ -341,5 +356,48 @@ func TestParseScript(t *testing.T) {
 		if _, err := ParseScript([]byte(bad)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+func TestRetryAfterRawStreamPadAndDrip(t *testing.T) {
+	stream := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	srv, _ := start(t, Script{Turns: []Turn{
+		{Text: "after", Errors: []HTTPError{{Status: 429, RetryAfter: "3"}}},
+		{RawStream: stream},
+		{RawBody: `{"a":1}`, PadBytes: 5},
+		{RawBody: `{"dripped":true}`, DripMS: 20},
+	}})
+	history := func(n int) string {
+		return `{"model":"scripted/model","messages":[` + strings.TrimSuffix(strings.Repeat(`{"role":"assistant","content":"a"},`, n), ",") + `]}`
+	}
+	header, _, err := rawPost(t, srv, history(0))
+	if err != nil || header.Get("Retry-After") != "3" || await(t, srv, 1)[0].Status != 429 {
+		t.Fatalf("429: %v %+v", err, header)
+	}
+	header, data, err := rawPost(t, srv, history(1))
+	if err != nil || header.Get("Content-Type") != "text/event-stream" || string(data) != stream {
+		t.Fatalf("raw stream: %v %q", err, data)
+	}
+	_, data, err = rawPost(t, srv, history(2))
+	if err != nil || string(data) != `     {"a":1}` {
+		t.Fatalf("padded body: %v %q", err, data)
+	}
+	begin := time.Now()
+	_, data, err = rawPost(t, srv, history(3))
+	// Sixteen bytes with a 20 ms pause between each: at least 300 ms.
+	if err != nil || string(data) != `{"dripped":true}` || time.Since(begin) < 300*time.Millisecond {
+		t.Fatalf("dripped body: %v %q after %v", err, data, time.Since(begin))
+	}
+	if _, err := ParseScript([]byte(`{"turns":[{"drip_ms":-1}]}`)); err == nil {
+		t.Fatal("negative drip accepted")
+	}
+}
+
+func TestAwaitRequestsGivesUpWithItsContext(t *testing.T) {
+	srv, _ := start(t, Script{})
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if reqs, err := srv.AwaitRequests(ctx, 1); !errors.Is(err, context.DeadlineExceeded) || len(reqs) != 0 {
+		t.Fatalf("await on an idle server: %v %v", reqs, err)
 	}
 }
