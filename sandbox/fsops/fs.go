@@ -79,6 +79,11 @@ func (f *FS) Resolve(given string, writing bool) (string, error) {
 		var parent string
 		parent, err = f.resolveRel(given, path.Clean("./"+dir))
 		resolved = path.Join(parent, name)
+		// Quote the whole path the write would reach, not just its parent.
+		var out *errOutside
+		if errors.As(err, &out) {
+			out.resolved = path.Join(out.resolved, name)
+		}
 	} else {
 		resolved, err = f.resolveRel(given, rel)
 	}
