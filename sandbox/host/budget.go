@@ -1,0 +1,136 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sync"
+
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/fsops"
+)
+
+// budget keeps the worktree within its caps (E-39).
+//
+// A full walk after every mutating file tool would cost tens of
+// milliseconds on a large tree, while such a tool changes one file (and
+// maybe creates its parent directories). So the totals of a full walk are
+// kept, and a file tool adjusts them by what it changed: the file's
+// allocated size before and after, and the directories it created. bash
+// can change anything, so after bash the tree is walked again and the
+// totals start over from that walk. Between walks the totals can drift
+// by what a file tool cannot see, such as a directory's own blocks
+// growing as entries are added; the next walk corrects it.
+type budget struct {
+	mu     sync.Mutex
+	limits fsops.Limits
+	bytes  int64
+	files  int64
+}
+
+// rebase replaces the totals with a full walk's, with no caps applied.
+func (b *budget) rebase(ctx context.Context, f *fsops.FS) error {
+	m, err := f.Measure(ctx, fsops.Limits{})
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.bytes, b.files = m.Bytes, m.Entries
+	b.mu.Unlock()
+	return nil
+}
+
+// check walks the tree (after bash) and returns a *sandbox.BudgetError for
+// a breach, including an unreadable directory.
+func (b *budget) check(ctx context.Context, f *fsops.FS) error {
+	m, err := f.Measure(ctx, b.limits)
+	if err != nil {
+		return fmt.Errorf("measure worktree: %w", err)
+	}
+	if m.Violation != "" {
+		return &sandbox.BudgetError{Reason: m.Violation}
+	}
+	// Without a breach the walk went to the end: its totals are whole.
+	b.mu.Lock()
+	b.bytes, b.files = m.Bytes, m.Entries
+	b.mu.Unlock()
+	return nil
+}
+
+// change is what a file tool may alter, observed before it runs.
+type change struct {
+	// rel is the root-relative path the tool writes, "" when the path is
+	// refused (the tool then changes nothing).
+	rel     string
+	bytes   int64
+	existed bool
+	// created are rel's ancestors that did not exist yet, which a write
+	// creates.
+	created []string
+}
+
+// before observes the entry a mutating file tool is about to write.
+func (b *budget) before(f *fsops.FS, given string) change {
+	rel, err := f.Resolve(given, true)
+	if err != nil || rel == "." {
+		return change{}
+	}
+	c := change{rel: rel}
+	c.bytes, c.existed = f.StatBytes(rel)
+	if !c.existed {
+		for dir := path.Dir(rel); dir != "."; dir = path.Dir(dir) {
+			if _, ok := f.StatBytes(dir); ok {
+				break
+			}
+			c.created = append(c.created, dir)
+		}
+	}
+	return c
+}
+
+// after adds what the tool changed to the totals and returns a
+// *sandbox.BudgetError if they now breach a cap.
+func (b *budget) after(f *fsops.FS, c change) error {
+	if c.rel == "" {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, dir := range c.created {
+		if n, ok := f.StatBytes(dir); ok {
+			b.files++
+			b.bytes += n
+		}
+	}
+	n, exists := f.StatBytes(c.rel)
+	b.bytes += n - c.bytes
+	switch {
+	case exists && !c.existed:
+		b.files++
+	case !exists && c.existed:
+		b.files--
+	}
+	if reason := breach(b.limits, b.bytes, b.files); reason != "" {
+		return &sandbox.BudgetError{Reason: reason}
+	}
+	return nil
+}
+
+// totals are the current byte and entry totals.
+func (b *budget) totals() (bytes, files int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.bytes, b.files
+}
+
+// breach is the cap the totals are past, in the contract's words (the
+// same as fsops.Measure's), or "".
+func breach(l fsops.Limits, bytes, files int64) string {
+	switch {
+	case l.MaxBytes > 0 && bytes > l.MaxBytes:
+		return fmt.Sprintf("worktree exceeds %d MB", l.MaxBytes>>20)
+	case l.MaxEntries > 0 && files > l.MaxEntries:
+		return fmt.Sprintf("worktree exceeds %d entries", l.MaxEntries)
+	}
+	return ""
+}
