@@ -46,6 +46,9 @@ type Call struct {
 	// GIT_WORK_TREE instead of letting git discover it from Dir, so a .git
 	// file rewritten inside a worktree cannot redirect the command.
 	GitDir, WorkTree string
+	// IndexFile, when set, points git at another index (GIT_INDEX_FILE),
+	// so a commit can be built without touching the worktree's own.
+	IndexFile string
 }
 
 // waitDelay bounds how long a cancelled git may keep its pipes open (for
@@ -60,6 +63,9 @@ const maxStderrRead = 64 << 10
 // wraps ctx.Err().
 func (g *Git) Run(ctx context.Context, c Call) ([]byte, error) {
 	env := buildEnv(g.Environ(), c.Neutral, c.GitDir, c.WorkTree)
+	if c.IndexFile != "" {
+		env = append(env, "GIT_INDEX_FILE="+c.IndexFile)
+	}
 	var argv []string
 	if c.Dir != "" {
 		argv = append(argv, "-C", c.Dir)

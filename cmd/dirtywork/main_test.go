@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dirtywork/dirtywork/sandbox/host/confine"
 )
 
 // Environment variables that turn the test binary into the CLI.
@@ -30,6 +32,8 @@ const (
 // throw-away HOME and global config, no system config, a fixed identity
 // and fixed dates. Child processes inherit the isolation.
 func TestMain(m *testing.M) {
+	// The test binary is also the launcher that confines host-mode bash.
+	confine.MaybeRun()
 	if os.Getenv(testMainEnv) == "1" {
 		code := Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		if os.Getenv(testHoldEnv) == "1" {

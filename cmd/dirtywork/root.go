@@ -56,6 +56,12 @@ type streams struct {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	// The first signal cancels gracefully (a run still prints its result);
+	// once it has, the default disposition returns, so a second one kills.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 
 	io := &streams{in: stdin, out: stdout, errOut: stderr}
 	root := newRootCmd(io)
@@ -92,14 +98,15 @@ four runs at once and takes review verdicts.`,
 	})
 
 	root.AddCommand(
-		notLanded("run [flags] TASK", "Run one task against a model in an isolated worktree", "the host-mode engine"),
+		newRunCmd(io),
 		notLanded("resume SLUG|RUN_DIR", "Continue a finished or interrupted run", "resume"),
 		notLanded("runs", "List, show, export, clean and judge past runs", "run management"),
 		notLanded("bench", "Sweep tasks over fixture repositories and score them", "bench"),
 		notLanded("tui", "Mission control: launch, follow and review runs", "mission control"),
-		notLanded("demo", "Run a scripted end-to-end demonstration", "the demo"),
+		newDemoCmd(io),
 		notLanded("image", "Build the docker worker image", "the docker sandbox"),
 		newLaneCmd(io),
+		newDevCmd(io),
 	)
 	return root
 }

@@ -43,12 +43,10 @@ func TestVersion(t *testing.T) {
 
 func TestNotLandedCommandsRefuse(t *testing.T) {
 	for _, args := range [][]string{
-		{"run", "--repo", ".", "do it"},
 		{"resume", "x"},
 		{"runs", "list"},
 		{"bench"},
 		{"tui"},
-		{"demo"},
 		{"image", "build"},
 	} {
 		t.Run(args[0], func(t *testing.T) {

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+// record is a run's run.json.
+type record struct{ dir string }
+
+func isoUTC(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000+00:00") }
+
+// startRecord is run.json as the run starts (E-13).
+func (r *Runner) startRecord(p *prepared, slug string, lane gitops.Lane) transcript.Record {
+	spec := p.spec
+	var verifyCommand any
+	if spec.VerifyCommand != "" {
+		verifyCommand = spec.VerifyCommand
+	}
+	return transcript.Record{
+		"schema_version": transcript.SchemaVersion, "status": "running", "slug": slug,
+		"repo": p.repo.Root, "worktree": lane.Worktree, "branch": lane.Branch, "base_commit": lane.BaseCommit,
+		"base_ref": p.baseRefName(), "task": spec.Task, "model": spec.Model, "provider": spec.Provider,
+		"context_window": p.window, "context_window_source": p.windowSource,
+		"branch_from_run": p.fromRun, "feedback": spec.Feedback, "resumed_from": spec.ResumedFrom,
+		"verify_command": verifyCommand, "verify_rounds": spec.VerifyRounds, "verify_timeout": spec.VerifyTimeout,
+		"container": nil, "volume": nil, "image": nil, "image_digest": nil, "image_pinned": false,
+		"host_pid": os.Getpid(), "started": isoUTC(r.now()), "sandbox": spec.Sandbox, "allow_commit": spec.AllowCommit,
+	}
+}
+
+// failure ends a run whose runner never returned (E-18): run.json and, when
+// the transcript exists, a failure run_end; the payload carries defaults.
+func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *transcript.Writer, status, msg string) *Payload {
+	if tw != nil {
+		_ = tw.Write(transcript.RunEndFailure{Status: status, Error: msg, ContextWindowSource: p.windowSource})
+	}
+	_, _ = transcript.MergeRecord(rec.dir, transcript.Record{
+		"status": status, "error": msg, "trimmed_turns": 0, "timeouts": 0,
+		"context_window_source": p.windowSource, "ended": isoUTC(time.Now()),
+	})
+	transcriptPath := ""
+	if tw != nil {
+		transcriptPath = tw.Path()
+	}
+	return &Payload{
+		SchemaVersion: transcript.SchemaVersion, Status: status, Worktree: lane.Worktree, Branch: lane.Branch,
+		Transcript: transcriptPath, Usage: struct{}{}, FinalMessage: msg, Provider: p.spec.Provider,
+		RunDir: rec.dir, FilesChanged: []string{}, ContextWindowSource: p.windowSource,
+		BaseCommit: lane.BaseCommit, ResumedFrom: p.spec.ResumedFrom,
+	}
+}
+
+// finish records a run the loop ended: the status mapping of E-21,
+// run_end, run.json's end fields, and the payload.
+func (rec *record) finish(r *Runner, p *prepared, slug string, lane gitops.Lane, tw *transcript.Writer,
+	out Outcome, fin *sandbox.Finalization, finErr error,
+) *Payload {
+	status := mapStatus(out.Status, fin, finErr)
+	var artifacts *transcript.Artifacts
+	var finalizeError *string
+	if finErr != nil {
+		s := fmt.Sprintf("%T: %v", finErr, finErr)
+		finalizeError = &s
+	}
+	if fin != nil {
+		artifacts = &transcript.Artifacts{
+			DiffStat: fin.DiffStat, Untracked: fin.Untracked, FilesChanged: fin.FilesChanged,
+			FilesChangedTruncated: fin.FilesChangedTruncated, PatchPath: fin.PatchPath,
+			WorktreeBytes: fin.WorktreeBytes, WorktreeFiles: int(fin.WorktreeFiles),
+			EscapingSymlinks: fin.EscapingSymlinks, DroppedGitEntries: fin.DroppedGitEntries,
+			ExportStatus: fin.ExportStatus, WatchdogViolation: fin.WatchdogViolation,
+			WatchdogViolationKind: fin.WatchdogViolationKind,
+		}
+	}
+	prefixReuse := out.PrefixReuse
+	end := transcript.RunEnd{
+		Status: status, Turns: out.Turns, DurationS: out.Duration.Seconds(), Usage: out.Usage,
+		StuckOn: out.StuckOn, LastToolResult: out.LastToolResult, LastAssistantText: out.LastAssistantText,
+		Verify: out.Verify, TrimmedTurns: out.TrimmedTurns, Timeouts: out.Timeouts,
+		ContextWindowSource: p.windowSource, Artifacts: artifacts, PrefixReuse: &prefixReuse,
+	}
+	if finalizeError != nil {
+		end.FinalizeError = *finalizeError
+	}
+	_ = tw.Write(end)
+
+	filesChanged := []string{}
+	truncated := false
+	var watchdog, watchdogKind *string
+	fields := transcript.Record{
+		"status": status, "finalize_error": finalizeError, "stuck_on": out.StuckOn,
+		"last_tool_result": out.LastToolResult, "last_assistant_text": out.LastAssistantText,
+		"verify": out.Verify, "turns": out.Turns, "trimmed_turns": out.TrimmedTurns, "timeouts": out.Timeouts,
+		"context_window_source": p.windowSource, "ended": isoUTC(time.Now()), "usage": out.Usage,
+	}
+	if fin != nil {
+		filesChanged, truncated = fin.FilesChanged, fin.FilesChangedTruncated
+		watchdog, watchdogKind = fin.WatchdogViolation, fin.WatchdogViolationKind
+		fields["diff_stat"] = fin.DiffStat
+		fields["export_status"] = fin.ExportStatus
+		fields["patch_path"] = fin.PatchPath
+		fields["worktree_bytes"] = fin.WorktreeBytes
+		fields["worktree_files"] = fin.WorktreeFiles
+		fields["escaping_symlinks"] = nonNil(fin.EscapingSymlinks)
+		fields["dropped_git_entries"] = nonNil(fin.DroppedGitEntries)
+	}
+	fields["files_changed"] = nonNil(filesChanged)
+	fields["files_changed_truncated"] = truncated
+	fields["watchdog_violation"] = watchdog
+	fields["watchdog_violation_kind"] = watchdogKind
+	if _, err := transcript.MergeRecord(rec.dir, fields); err != nil {
+		r.warnf("cannot record the run's end in run.json: %v", err)
+	}
+
+	turns := out.Turns
+	return &Payload{
+		SchemaVersion: transcript.SchemaVersion, Status: status, Worktree: lane.Worktree, Branch: lane.Branch,
+		Transcript: tw.Path(), Turns: &turns, Usage: out.Usage, FinalMessage: out.FinalMessage,
+		Provider: p.spec.Provider, RunDir: rec.dir, StuckOn: out.StuckOn,
+		FilesChanged: nonNil(filesChanged), FilesChangedTruncated: truncated,
+		LastToolResult: out.LastToolResult, LastAssistantText: out.LastAssistantText, Verify: out.Verify,
+		TrimmedTurns: out.TrimmedTurns, Timeouts: out.Timeouts, ContextWindowSource: p.windowSource,
+		BaseCommit: lane.BaseCommit, ResumedFrom: p.spec.ResumedFrom,
+		FinalizeError: present(finalizeError), WatchdogViolation: present(watchdog),
+		WatchdogViolationKind: present(watchdogKind),
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,370 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/dirtywork/dirtywork/engine/policy"
+	"github.com/dirtywork/dirtywork/engine/provider"
+	"github.com/dirtywork/dirtywork/engine/provider/openai"
+	"github.com/dirtywork/dirtywork/engine/tools"
+	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/host"
+	"github.com/dirtywork/dirtywork/sandbox/host/confine"
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+// AllowUnconfinedEnv names the switch that lets host mode run on a kernel
+// without Landlock.
+const AllowUnconfinedEnv = "DIRTYWORK_ALLOW_UNCONFINED"
+
+// PreflightError refuses a run before anything was created (exit 2).
+type PreflightError struct {
+	Msg  string
+	Hint string
+}
+
+func (e *PreflightError) Error() string { return e.Msg }
+
+func refuse(hint, format string, args ...any) *PreflightError {
+	return &PreflightError{Msg: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+// Runner runs one task end to end: preflight, run record, lane, workspace,
+// loop, finalize, result.
+type Runner struct {
+	// Stderr receives progress lines and warnings.
+	Stderr io.Writer
+	// Version is recorded in run_start.
+	Version string
+	// Getenv reads the environment (os.Getenv when nil).
+	Getenv func(string) string
+	// NewProvider builds the model provider (the real ones when nil).
+	NewProvider func(Spec) (provider.Provider, error)
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+func (r *Runner) getenv(k string) string {
+	if r.Getenv != nil {
+		return r.Getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Runner) warnf(format string, args ...any) {
+	fmt.Fprintf(r.Stderr, "warning: "+format+"\n", args...)
+}
+
+// prepared is what preflight established.
+type prepared struct {
+	spec         Spec
+	repo         gitops.Repo
+	prov         provider.Provider
+	window       int
+	windowSource string
+	baseRef      string
+	branchFrom   *string
+	fromRun      *string
+}
+
+// Run executes spec. It returns a *PreflightError when the run was refused
+// (nothing created), else the payload to print; the payload's status
+// decides the exit code.
+func (r *Runner) Run(ctx context.Context, spec Spec) (*Payload, error) {
+	p, err := r.preflight(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return r.execute(ctx, p)
+}
+
+func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
+	p := &prepared{spec: spec}
+	// 1. The repository.
+	repo, err := gitops.ResolveRepo(ctx, spec.Repo)
+	if err != nil {
+		return nil, refuse("", "%v", err)
+	}
+	p.repo = repo
+	// 2. Commits travel only in host mode.
+	if spec.AllowCommit && spec.Sandbox == "docker" {
+		return nil, refuse("", "--allow-commit requires --sandbox none: docker export carries files, not commits")
+	}
+	// 3. The model server and the model.
+	if spec.Provider == "anthropic" {
+		return nil, refuse("use --provider openai", "the anthropic provider is not available in this build yet")
+	}
+	newProvider := r.NewProvider
+	if newProvider == nil {
+		newProvider = defaultProvider
+	}
+	prov, err := newProvider(spec)
+	if err != nil {
+		return nil, refuse("", "%v", err)
+	}
+	p.prov = prov
+	listCtx, cancel := context.WithTimeout(ctx, openai.PreflightTimeout)
+	models, err := prov.ListModels(listCtx)
+	cancel()
+	if err != nil {
+		return nil, refuse("is the model server running at "+prov.BaseURL()+"? With LM Studio, `lms ps` lists the loaded models; see also --base-url",
+			"%v", err)
+	}
+	if !contains(models, spec.Model) {
+		loaded := "none"
+		if len(models) > 0 {
+			loaded = strings.Join(models, ", ")
+		}
+		return nil, refuse("Load it with: lms load "+spec.Model, "model '%s' not loaded (loaded: %s).", spec.Model, loaded)
+	}
+	// 4. The context window.
+	if err := r.resolveWindow(ctx, p); err != nil {
+		return nil, err
+	}
+	// 5. --branch-from.
+	if err := r.resolveBranchFrom(ctx, p); err != nil {
+		return nil, err
+	}
+	// 6. The sandbox.
+	if spec.Sandbox == "docker" {
+		return nil, refuse("run with --sandbox none: host mode, where bash is confined by Landlock",
+			"the docker sandbox is not available in this build yet")
+	}
+	if confine.KernelABI() == 0 && r.getenv(AllowUnconfinedEnv) != "1" {
+		return nil, refuse("set "+AllowUnconfinedEnv+"=1 to run host mode guarded only by the deny-list",
+			"this kernel does not enforce Landlock, which host mode needs to confine bash")
+	}
+	// 8. Task size (7, the workspace, comes with the run record).
+	tokens := int(math.Ceil(float64(len([]rune(spec.Task))) / 4))
+	if float64(tokens) > 0.20*float64(p.window) {
+		r.warnf("the task text is ~%d tokens, %d%% of the %d-token context window; "+
+			"the model may run out of room for its work (see docs/operating.md#sizing-the-context-window)",
+			tokens, int(math.Round(100*float64(tokens)/float64(p.window))), p.window)
+	}
+	return p, nil
+}
+
+func defaultProvider(spec Spec) (provider.Provider, error) {
+	switch spec.Provider {
+	case "openai":
+		return openai.New(openai.Config{BaseURL: spec.BaseURL, APIKey: spec.APIKey}), nil
+	}
+	return nil, fmt.Errorf("unknown provider '%s'", spec.Provider)
+}
+
+func (r *Runner) resolveWindow(ctx context.Context, p *prepared) error {
+	spec := p.spec
+	q := provider.WindowQuery{Env: r.getenv(provider.ContextWindowEnv), Provider: p.prov.Name(), Model: spec.Model,
+		Probe: func() (int, bool) { return p.prov.ProbeContextWindow(ctx, spec.Model) }}
+	if spec.ContextWindow > 0 && !spec.ContextWindowFromConfig {
+		q.Flag = &spec.ContextWindow
+	}
+	if spec.ContextWindowFromConfig && q.Env == "" {
+		// The config file ranks below the environment and above the server.
+		p.window, p.windowSource = spec.ContextWindow, "config"
+	} else {
+		n, source, err := provider.ResolveContextWindow(q)
+		if err != nil {
+			return refuse("", "%v", err)
+		}
+		p.window, p.windowSource = n, source
+	}
+	if p.windowSource == provider.WindowSourceDefault {
+		r.warnf("no known context window for '%s'; assuming %d tokens (set --context-window or %s)",
+			spec.Model, provider.DefaultContextWindow, provider.ContextWindowEnv)
+	}
+	if prober, ok := p.prov.(provider.ServedWindowProber); ok {
+		if served, ok := prober.ProbeServedWindow(ctx, spec.Model); ok {
+			if msg, warn := provider.ServedWindowWarning(spec.Model, p.window, served); warn {
+				r.warnf("%s", msg)
+			}
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// execute creates the run record, the lane and the workspace, runs the
+// loop and finalizes.
+func (r *Runner) execute(ctx context.Context, p *prepared) (*Payload, error) {
+	spec := p.spec
+	slug, err := transcript.NewSlug(spec.Task, r.now(), nil)
+	if err != nil {
+		return nil, refuse("", "make a run slug: %v", err)
+	}
+	runsRoot, err := transcript.EnsureRunsRoot()
+	if err != nil {
+		return nil, refuse("", "%v", err)
+	}
+	runDir, err := transcript.CreateRunDir(runsRoot, slug)
+	if err != nil {
+		return nil, refuse("", "%v", err)
+	}
+	rec := &record{dir: runDir}
+	live, err := transcript.AcquireLiveness(runDir)
+	if err != nil {
+		_ = os.RemoveAll(runDir)
+		return nil, refuse("", "%v", err)
+	}
+	defer func() { _ = live.Release() }()
+
+	lanes := gitops.NewManager(nil, p.repo)
+	lane, err := lanes.Open(ctx, gitops.OpenOptions{
+		ID: slug, From: p.baseRef, OwnerPID: os.Getpid(), OwnerSession: r.getenv("DIRTYWORK_SESSION"),
+	})
+	if err != nil {
+		_ = os.RemoveAll(runDir)
+		return nil, refuse("", "%v", err)
+	}
+	rollback := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		_, _ = lanes.Close(cctx, slug)
+		_ = os.RemoveAll(runDir)
+	}
+
+	start := r.startRecord(p, slug, lane)
+	if err := transcript.WriteRecord(runDir, start); err != nil {
+		rollback()
+		return nil, refuse("", "write run.json: %v", err)
+	}
+	fmt.Fprintf(r.Stderr, "worktree:   %s\n", lane.Worktree)
+
+	ws, err := host.Open(ctx, host.Config{
+		Worktree: lane.Worktree, CommonDir: p.repo.CommonDir, AdminDir: lane.GitDir,
+		Branch: lane.Branch, BaseCommit: lane.BaseCommit, AllowCommit: spec.AllowCommit,
+		Limits:          sandbox.Limits{MaxBytes: int64(spec.MaxWorktreeMB) << 20, MaxEntries: int64(spec.MaxWorktreeFiles)},
+		RequireLandlock: r.getenv(AllowUnconfinedEnv) != "1",
+	})
+	if err != nil {
+		if errors.Is(err, host.ErrNoLandlock) || errors.Is(err, host.ErrNoPrivateMounts) {
+			rollback()
+			return nil, refuse("set "+AllowUnconfinedEnv+"=1 to run host mode with the guards that remain", "%v", err)
+		}
+		// A setup failure: the run exists, but its sandbox never started.
+		rollback2 := func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			_, _ = lanes.Close(cctx, slug)
+		}
+		rollback2()
+		if ctx.Err() != nil {
+			return rec.failure(p, slug, lane, nil, StatusInterrupted, ""), nil
+		}
+		return rec.failure(p, slug, lane, nil, StatusSandboxError, err.Error()), nil
+	}
+	defer func() { _ = ws.Close() }()
+	info := ws.Info()
+	if info.Warning != "" {
+		r.warnf("%s", info.Warning)
+	}
+
+	tw, err := transcript.Create(filepath.Join(runDir, transcript.TranscriptName))
+	if err != nil {
+		return rec.failure(p, slug, lane, nil, StatusModelError, "unexpected error: create transcript: "+err.Error()), nil
+	}
+	defer func() { _ = tw.Close() }()
+	fmt.Fprintf(r.Stderr, "transcript: %s\n", tw.Path())
+
+	conv, err := gitops.ReadConventions(ctx, p.repo, lane.BaseCommit)
+	if err != nil {
+		r.warnf("cannot read the repository's conventions: %v", err)
+	}
+	system := SystemPrompt(lane.Worktree, conv.Name, conv.Text, spec.AllowCommit)
+
+	_ = tw.Write(r.runStart(p, lane, info))
+	out, fin, finErr := r.loopAndFinalize(ctx, p, ws, tw, lane, system)
+	return rec.finish(r, p, slug, lane, tw, out, fin, finErr), nil
+}
+
+// loopAndFinalize runs the loop and finalize; a panic anywhere becomes a
+// model_error outcome instead of a crash without a result.
+func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, ws sandbox.Workspace, tw *transcript.Writer,
+	lane gitops.Lane, system string,
+) (out Outcome, fin *sandbox.Finalization, finErr error) {
+	spec := p.spec
+	defer func() {
+		if v := recover(); v != nil {
+			out.Status = StatusModelError
+			out.FinalMessage = fmt.Sprintf("unexpected error: %v", v)
+			fmt.Fprintf(r.Stderr, "error: %s\n%s", out.FinalMessage, debug.Stack())
+		}
+	}()
+	guard := policy.Options{Mode: policy.Host, Worktrees: worktreeForms(lane.Worktree)}
+	loop := &Loop{
+		Provider: p.prov, Tools: tools.New(ws, guard), Events: tw,
+		Model: spec.Model, MaxTurns: spec.MaxTurns, Timeout: spec.Timeout, Temperature: spec.Temperature,
+		MaxTokens: spec.MaxTokens, Stream: spec.Stream, ContextWindow: p.window,
+		StallTurns: spec.StallTurns, StuckRepeats: spec.StuckRepeats,
+	}
+	if spec.VerifyCommand != "" {
+		loop.Verify = &VerifyConfig{Command: spec.VerifyCommand, Rounds: spec.VerifyRounds,
+			Timeout: time.Duration(spec.VerifyTimeout) * time.Second}
+	}
+	out = loop.Run(ctx, system, spec.Task)
+
+	// Finalize even when the run was interrupted: the operator needs to
+	// know what the worker left.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	f, err := ws.Finalize(fctx)
+	if err != nil {
+		return out, nil, err
+	}
+	return out, &f, nil
+}
+
+// worktreeForms is the worktree as given and as resolved, for the
+// deny-list's path rewrite.
+func worktreeForms(wt string) []string {
+	forms := []string{wt}
+	if resolved, err := filepath.EvalSymlinks(wt); err == nil && resolved != wt {
+		forms = append(forms, resolved)
+	}
+	return forms
+}
+
+func (r *Runner) runStart(p *prepared, lane gitops.Lane, info host.Info) transcript.RunStart {
+	spec := p.spec
+	return transcript.RunStart{
+		Task: spec.Task, Model: spec.Model, MaxTurns: spec.MaxTurns, Timeout: int(spec.Timeout / time.Second),
+		ContextWindow: p.window, ContextWindowSource: p.windowSource,
+		Repo: p.repo.Root, Worktree: lane.Worktree, Branch: lane.Branch, BranchFrom: p.branchFrom,
+		BaseCommit: lane.BaseCommit, BaseURL: p.prov.BaseURL(), DirtyworkVersion: r.Version,
+		Temperature: spec.Temperature, Sandbox: info, Provider: spec.Provider,
+		ResumedFrom: spec.ResumedFrom, Feedback: spec.Feedback, BaseRef: p.baseRefName(),
+	}
+}
+
+// baseRefName is the branch or ref the run started from.
+func (p *prepared) baseRefName() string {
+	if p.baseRef != "" {
+		return p.baseRef
+	}
+	return "HEAD"
+}

@@ -1,0 +1,59 @@
+package engine
+
+import "time"
+
+// Spec is everything one run needs, as the command line (or mission
+// control) gives it.
+type Spec struct {
+	Repo       string
+	Task       string
+	Model      string
+	Provider   string // "openai" | "anthropic"
+	BaseURL    string
+	APIKey     string // never passed into a sandbox
+	BranchFrom string // a ref, or "@<slug>" of another run; "" for HEAD
+	Sandbox    string // "docker" | "none"
+
+	MaxTurns    int
+	Timeout     time.Duration
+	Temperature *float64
+	MaxTokens   int
+	Stream      bool
+
+	StallTurns    int
+	StuckRepeats  int
+	VerifyCommand string
+	VerifyRounds  int
+	VerifyTimeout int // seconds, as given (the runner clamps to 1..600)
+
+	// ContextWindow is the --context-window value; 0 when not given.
+	ContextWindow int
+	// ContextWindowFromConfig marks a window set by the config file.
+	ContextWindowFromConfig bool
+
+	MaxWorktreeMB    int
+	MaxWorktreeFiles int
+	AllowCommit      bool
+
+	Docker DockerSpec
+
+	// Feedback and ResumedFrom are set by resume.
+	Feedback    *string
+	ResumedFrom *string
+}
+
+// DockerSpec holds the docker-only settings. They are validated with the
+// rest and used by the docker sandbox.
+type DockerSpec struct {
+	Image        string
+	AllowNetwork bool
+	Memory       string
+	CPUs         float64
+	TmpSize      string
+	GitdirSize   string
+	MinFreeMB    int
+	KeepVolume   bool
+	MaxPatchMB   int
+	WithHistory  bool
+	Setup        string
+}
