@@ -21,8 +21,9 @@ type fakeProvider struct {
 	reqs    []provider.Request
 }
 
-func (f *fakeProvider) Name() string                                           { return "openai" }
-func (f *fakeProvider) BaseURL() string                                        { return "http://fake/v1" }
+func (f *fakeProvider) Name() string    { return "openai" }
+func (f *fakeProvider) BaseURL() string { return "http://fake/v1" }
+
 func (f *fakeProvider) ListModels(context.Context) ([]string, error)           { return []string{"m"}, nil }
 func (f *fakeProvider) ProbeContextWindow(context.Context, string) (int, bool) { return 0, false }
 func (f *fakeProvider) Chat(ctx context.Context, req provider.Request) (provider.Response, error) {

@@ -171,8 +171,10 @@ func defaultProvider(spec Spec) (provider.Provider, error) {
 
 func (r *Runner) resolveWindow(ctx context.Context, p *prepared) error {
 	spec := p.spec
-	q := provider.WindowQuery{Env: r.getenv(provider.ContextWindowEnv), Provider: p.prov.Name(), Model: spec.Model,
-		Probe: func() (int, bool) { return p.prov.ProbeContextWindow(ctx, spec.Model) }}
+	q := provider.WindowQuery{
+		Env: r.getenv(provider.ContextWindowEnv), Provider: p.prov.Name(), Model: spec.Model,
+		Probe: func() (int, bool) { return p.prov.ProbeContextWindow(ctx, spec.Model) },
+	}
 	if spec.ContextWindow > 0 && !spec.ContextWindowFromConfig {
 		q.Flag = &spec.ContextWindow
 	}
@@ -323,8 +325,10 @@ func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, ws sandbox.Wo
 		StallTurns: spec.StallTurns, StuckRepeats: spec.StuckRepeats,
 	}
 	if spec.VerifyCommand != "" {
-		loop.Verify = &VerifyConfig{Command: spec.VerifyCommand, Rounds: spec.VerifyRounds,
-			Timeout: time.Duration(spec.VerifyTimeout) * time.Second}
+		loop.Verify = &VerifyConfig{
+			Command: spec.VerifyCommand, Rounds: spec.VerifyRounds,
+			Timeout: time.Duration(spec.VerifyTimeout) * time.Second,
+		}
 	}
 	out = loop.Run(ctx, system, spec.Task)
 

@@ -77,7 +77,7 @@ func applyDefaults(flags *pflag.FlagSet, env map[string]string, path string) (fr
 			return nil, fmt.Errorf("%s:%d: '%s' must be a string, number or boolean", path, line, key)
 		}
 		if err := f.Value.Set(text); err != nil {
-			return nil, fmt.Errorf("%s:%d: bad value for '%s': %v", path, line, key, err)
+			return nil, fmt.Errorf("%s:%d: bad value for '%s': %w", path, line, key, err)
 		}
 		fromConfig[key] = true
 	}

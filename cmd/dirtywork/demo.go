@@ -65,7 +65,7 @@ func runDemo(ctx context.Context, io *streams) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	defer srv.Close()
+	defer func() { _ = srv.Close() }()
 
 	fmt.Fprintf(io.errOut, "dirtywork demo: the model is scripted — a local server at %s replays %d prepared turns; no LLM is involved.\n",
 		base, len(script.Turns))
@@ -116,7 +116,7 @@ func makeDemoRepo(ctx context.Context, repo string) error {
 		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", repo}, args...)...)
 		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %s: %v: %s", args[0], err, out)
+			return fmt.Errorf("git %s: %w: %s", args[0], err, out)
 		}
 	}
 	return nil

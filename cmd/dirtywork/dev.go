@@ -49,14 +49,14 @@ JSON line.`,
 				if err != nil {
 					return usageErrorf("open request log: %v", err)
 				}
-				defer f.Close()
+				defer func() { _ = f.Close() }()
 				srv.LogTo = f
 			}
 			base, err := srv.Start(addr)
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
-			defer srv.Close()
+			defer func() { _ = srv.Close() }()
 			line, _ := json.Marshal(map[string]string{"base_url": base, "model": script.ModelID()})
 			fmt.Fprintln(io.out, string(line))
 			<-c.Context().Done()

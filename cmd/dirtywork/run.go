@@ -99,11 +99,17 @@ func (f *runFlags) spec(fs *pflag.FlagSet, args []string, fromConfig map[string]
 		value int
 		min   int
 	}{
-		{"max-turns", f.maxTurns, 1}, {"timeout", f.timeout, 1}, {"stall-turns", f.stallTurns, 0},
-		{"stuck-repeats", f.stuckRepeats, 0}, {"verify-rounds", f.verifyRounds, 0},
-		{"verify-timeout", f.verifyTimeout, 1}, {"max-worktree-mb", f.maxWorktreeMB, 1},
-		{"max-worktree-files", f.maxWorktreeFiles, 1}, {"max-tokens", f.maxTokens, 1},
-		{"min-free-mb", f.minFreeMB, 0}, {"max-patch-mb", f.maxPatchMB, 1},
+		{"max-turns", f.maxTurns, 1},
+		{"timeout", f.timeout, 1},
+		{"stall-turns", f.stallTurns, 0},
+		{"stuck-repeats", f.stuckRepeats, 0},
+		{"verify-rounds", f.verifyRounds, 0},
+		{"verify-timeout", f.verifyTimeout, 1},
+		{"max-worktree-mb", f.maxWorktreeMB, 1},
+		{"max-worktree-files", f.maxWorktreeFiles, 1},
+		{"max-tokens", f.maxTokens, 1},
+		{"min-free-mb", f.minFreeMB, 0},
+		{"max-patch-mb", f.maxPatchMB, 1},
 	}
 	for _, c := range atLeast {
 		if c.value < c.min {

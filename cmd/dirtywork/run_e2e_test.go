@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -66,8 +67,10 @@ func newE2E(t *testing.T, script string) *e2e {
 // stdout object (nil when there was none), stderr and the exit code.
 func (e *e2e) run(extra ...string) (map[string]any, string, int) {
 	e.t.Helper()
-	args := append([]string{"run", "--sandbox", "none", "--repo", e.repo, "--base-url", e.base,
-		"--model", scripted.DefaultModel, "--context-window", "32768"}, extra...)
+	args := append([]string{
+		"run", "--sandbox", "none", "--repo", e.repo, "--base-url", e.base,
+		"--model", scripted.DefaultModel, "--context-window", "32768",
+	}, extra...)
 	if !hasTask(extra) {
 		args = append(args, "do the scripted task")
 	}
@@ -116,7 +119,7 @@ func events(t *testing.T, path string) []map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out []map[string]any
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
@@ -294,7 +297,11 @@ func TestRunInterruptedBySignal(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
 			select {
-			case <-done:
+			case err := <-done:
+				var ee *exec.ExitError
+				if err != nil && !errors.As(err, &ee) {
+					t.Fatal(err)
+				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("dirtywork did not stop within 10 s of the signal")
 			}
@@ -352,8 +359,10 @@ func TestRunPreflightRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"run", "--sandbox", "none", "--repo", e.repo, "--base-url", e.base,
-				"--model", scripted.DefaultModel}, tt.args...)
+			args := append([]string{
+				"run", "--sandbox", "none", "--repo", e.repo, "--base-url", e.base,
+				"--model", scripted.DefaultModel,
+			}, tt.args...)
 			args = append(args, "task")
 			out, errOut, code, err := runCLIProcess(t, "", append([]string{"DIRTYWORK_HOME=" + e.home}, tt.env...), args...)
 			if err != nil {
@@ -388,8 +397,10 @@ func TestRunConfigFileDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(extra ...string) (string, string, int) {
-		args := append([]string{"run", "--sandbox", "none", "--repo", e.repo, "--base-url", e.base,
-			"--model", scripted.DefaultModel, "--context-window", "32768"}, extra...)
+		args := append([]string{
+			"run", "--sandbox", "none", "--repo", e.repo, "--base-url", e.base,
+			"--model", scripted.DefaultModel, "--context-window", "32768",
+		}, extra...)
 		out, errOut, code, err := runCLIProcess(t, "", []string{"DIRTYWORK_HOME=" + e.home, "XDG_CONFIG_HOME=" + cfgDir}, append(args, "task")...)
 		if err != nil {
 			t.Fatal(err)

@@ -85,7 +85,7 @@ func TestSchemasWireFormatIsFrozen(t *testing.T) {
 		wire = append(wire, map[string]any{
 			"type": "function",
 			"function": map[string]any{
-				"name": tool.Name, "description": tool.Description, "parameters": json.RawMessage(tool.Parameters),
+				"name": tool.Name, "description": tool.Description, "parameters": tool.Parameters,
 			},
 		})
 	}
