@@ -98,7 +98,9 @@ func EnsureDir(path string) error {
 	if err != nil {
 		return describeUnusableDir(path, err)
 	}
-	defer f.Close()
+	// The descriptor only inspects and chmods the directory; closing it
+	// cannot undo either.
+	defer func() { _ = f.Close() }()
 	info, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("inspect directory %s: %w", path, err)

@@ -53,12 +53,14 @@ func AcquireLiveness(runDir string) (*LivenessLock, error) {
 		if err == nil {
 			return &LivenessLock{f: f}, nil
 		}
+		// On failure the lock file was never locked or written: closing it
+		// loses nothing, and the lock error is the one to report.
 		if !errors.Is(err, unix.EWOULDBLOCK) {
-			f.Close()
+			_ = f.Close()
 			return nil, fmt.Errorf("lock the liveness lock of run '%s': %w", filepath.Base(runDir), err)
 		}
 		if time.Now().After(deadline) {
-			f.Close()
+			_ = f.Close()
 			return nil, &runError{
 				kind: ErrRunAlive,
 				msg:  fmt.Sprintf("run '%s' is still alive: another process holds %s", filepath.Base(runDir), path),
@@ -99,7 +101,7 @@ func IsAlive(runDir string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("open the liveness lock of run '%s': %w", filepath.Base(runDir), err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only probed, never written
 	// Probe with a shared lock: it conflicts with the owner's exclusive lock
 	// but not with other probes, so two observers never see each other as
 	// a live run.

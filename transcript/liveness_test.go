@@ -92,7 +92,7 @@ func startLivenessHelper(t *testing.T, mode, runDir string) (*exec.Cmd, io.Write
 		}
 	}()
 	t.Cleanup(func() {
-		stdin.Close()
+		_ = stdin.Close() // a test may have closed it already
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
@@ -185,7 +185,11 @@ func TestLivenessProbesDoNotLookAlive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer probe.Close()
+	t.Cleanup(func() {
+		if err := probe.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	if err := flockFile(probe, unix.LOCK_SH|unix.LOCK_NB); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +239,11 @@ func TestLivenessNotInheritedByChildren(t *testing.T) {
 	if err := owner.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = owner.Wait()
+	// Reap through os.Process, not exec.Cmd: Cmd.Wait would also close our
+	// end of the shared stdin, and the child could exit before it is checked.
+	if _, err := owner.Process.Wait(); err != nil {
+		t.Fatal(err)
+	}
 
 	if err := unix.Kill(childPid, 0); err != nil {
 		t.Fatalf("the owner's child is not running: %v", err)
@@ -243,5 +251,7 @@ func TestLivenessNotInheritedByChildren(t *testing.T) {
 	checkAlive(t, dir, false)
 
 	// Closing the shared stdin lets the child exit on its own.
-	stdin.Close()
+	if err := stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

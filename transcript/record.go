@@ -107,7 +107,7 @@ func ReadRecord(runDir string) (Record, error) {
 	if err != nil {
 		return nil, corruptRecord(slug, path, "cannot open it", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: nothing to lose
 	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, corruptRecord(slug, path, "cannot read it", err)
@@ -208,17 +208,19 @@ func writeSynced(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	// On the failures below the temp file is abandoned, and the first error
+	// is the one to report, not the close's.
 	// A temp file left behind by a crashed writer keeps its old mode.
 	if err := f.Chmod(recordFileMode); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	if err := f.Sync(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()
@@ -331,12 +333,14 @@ func lockRecord(runDir string) (func(), error) {
 				_ = f.Close()
 			}, nil
 		}
+		// The lock file is never written: closing it loses nothing, and the
+		// lock error is the one to report.
 		if !errors.Is(err, unix.EWOULDBLOCK) {
-			f.Close()
+			_ = f.Close()
 			return nil, fmt.Errorf("lock run.json of '%s': %w", slug, err)
 		}
 		if time.Now().After(deadline) {
-			f.Close()
+			_ = f.Close()
 			return nil, &runError{
 				kind: ErrRecordLocked,
 				msg: fmt.Sprintf("run.json of '%s' is still locked by another writer after %s (lock file %s)",

@@ -451,7 +451,11 @@ func TestMergeRecordLockTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer holder.Close()
+	t.Cleanup(func() {
+		if err := holder.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	if err := flockFile(holder, unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}

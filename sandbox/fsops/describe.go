@@ -348,7 +348,7 @@ func groupHunks(ops []diffOp, n int) [][]diffOp {
 		}
 		hunk = append(hunk, c)
 	}
-	if len(hunk) > 0 && !(len(hunk) == 1 && hunk[0].equal) {
+	if len(hunk) > 0 && (len(hunk) != 1 || !hunk[0].equal) {
 		hunks = append(hunks, hunk)
 	}
 	return hunks

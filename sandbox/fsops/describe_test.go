@@ -25,44 +25,80 @@ func TestDescribeChange(t *testing.T) {
 		name, verb, path, before, after string
 		want                            string
 	}{
-		{"pinned", "Edited", "f.py", "one\ntwo\nthree\n", "one\nCHANGED\nthree\n",
-			"Edited f.py: +1 -1 (removed 1 non-blank line)\n--- a/f.py\n+++ b/f.py\n@@ -1,3 +1,3 @@\n one\n-two\n+CHANGED\n three"},
-		{"pure insert", "Inserted into", "f.txt", "a\nb\n", "a\nNEW\nb\n",
-			"Inserted into f.txt: +1 -0\n--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,3 @@\n a\n+NEW\n b"},
-		{"plural note", "Edited", "f.txt", "a\nb\nc\n", "a\n",
-			"Edited f.txt: +0 -2 (removed 2 non-blank lines)\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1 @@\n a\n-b\n-c"},
-		{"blank lines removed, no note", "Edited", "f.txt", "a\n\n  \t\nb\n", "a\nb\n",
-			"Edited f.txt: +0 -2\n--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,2 @@\n a\n-\n-  \t\n b"},
-		{"python whitespace is blank", "Edited", "f.txt", "a\n\u3000\n\u001c\u001f\nb\n", "a\nb\n",
-			"Edited f.txt: +0 -2\n--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,2 @@\n a\n-\u3000\n-\u001c\u001f\n b"},
-		{"newline added at the end", "Edited", "f", "x", "x\n",
-			"Edited f: +1 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-x\n\\ No newline at end of file\n+x"},
-		{"newline removed at the end", "Edited", "f", "x\n", "x",
-			"Edited f: +1 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-x\n+x\n\\ No newline at end of file"},
-		{"both sides lack the newline", "Edited", "f", "a\nb", "a\nc",
-			"Edited f: +1 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file"},
-		{"form feed is no line break", "Edited", "f", "a\fb\nc\n", "a\fb\nd\n",
-			"Edited f: +1 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\fb\n-c\n+d"},
-		{"from empty", "Wrote", "f", "", "a\n",
-			"Wrote f: +1 -0\n--- a/f\n+++ b/f\n@@ -0,0 +1 @@\n+a"},
-		{"to empty", "Wrote", "f", "a\n", "",
-			"Wrote f: +0 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -1 +0,0 @@\n-a"},
+		{
+			"pinned", "Edited", "f.py", "one\ntwo\nthree\n", "one\nCHANGED\nthree\n",
+			"Edited f.py: +1 -1 (removed 1 non-blank line)\n--- a/f.py\n+++ b/f.py\n@@ -1,3 +1,3 @@\n one\n-two\n+CHANGED\n three",
+		},
+		{
+			"pure insert", "Inserted into", "f.txt", "a\nb\n", "a\nNEW\nb\n",
+			"Inserted into f.txt: +1 -0\n--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,3 @@\n a\n+NEW\n b",
+		},
+		{
+			"plural note", "Edited", "f.txt", "a\nb\nc\n", "a\n",
+			"Edited f.txt: +0 -2 (removed 2 non-blank lines)\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1 @@\n a\n-b\n-c",
+		},
+		{
+			"blank lines removed, no note", "Edited", "f.txt", "a\n\n  \t\nb\n", "a\nb\n",
+			"Edited f.txt: +0 -2\n--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,2 @@\n a\n-\n-  \t\n b",
+		},
+		{
+			"python whitespace is blank", "Edited", "f.txt", "a\n\u3000\n\u001c\u001f\nb\n", "a\nb\n",
+			"Edited f.txt: +0 -2\n--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,2 @@\n a\n-\u3000\n-\u001c\u001f\n b",
+		},
+		{
+			"newline added at the end", "Edited", "f", "x", "x\n",
+			"Edited f: +1 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-x\n\\ No newline at end of file\n+x",
+		},
+		{
+			"newline removed at the end", "Edited", "f", "x\n", "x",
+			"Edited f: +1 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-x\n+x\n\\ No newline at end of file",
+		},
+		{
+			"both sides lack the newline", "Edited", "f", "a\nb", "a\nc",
+			"Edited f: +1 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file",
+		},
+		{
+			"form feed is no line break", "Edited", "f", "a\fb\nc\n", "a\fb\nd\n",
+			"Edited f: +1 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\fb\n-c\n+d",
+		},
+		{
+			"from empty", "Wrote", "f", "", "a\n",
+			"Wrote f: +1 -0\n--- a/f\n+++ b/f\n@@ -0,0 +1 @@\n+a",
+		},
+		{
+			"to empty", "Wrote", "f", "a\n", "",
+			"Wrote f: +0 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -1 +0,0 @@\n-a",
+		},
 		{"identical", "Wrote", "f", "same\n", "same\n", "Wrote f: +0 -0"},
 		{"both empty", "Wrote", "f", "", "", "Wrote f: +0 -0"},
-		{"crlf keeps the carriage return", "Edited", "w.txt", "a\r\nb\r\n", "a\r\nc\r\n",
-			"Edited w.txt: +1 -1 (removed 1 non-blank line)\n--- a/w.txt\n+++ b/w.txt\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+c\r"},
-		{"four equal lines join two hunks", "Edited", "f", lines(10, "l%d\n"), "l1\nl2\nX\nl4\nl5\nl6\nl7\nY\nl9\nl10\n",
-			"Edited f: +2 -2 (removed 2 non-blank lines)\n--- a/f\n+++ b/f\n@@ -1,10 +1,10 @@\n l1\n l2\n-l3\n+X\n l4\n l5\n l6\n l7\n-l8\n+Y\n l9\n l10"},
-		{"five equal lines split two hunks", "Edited", "f", lines(12, "l%d\n"), "l1\nl2\nX\nl4\nl5\nl6\nl7\nl8\nY\nl10\nl11\nl12\n",
-			"Edited f: +2 -2 (removed 2 non-blank lines)\n--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n l1\n l2\n-l3\n+X\n l4\n l5\n@@ -7,5 +7,5 @@\n l7\n l8\n-l9\n+Y\n l10\n l11"},
-		{"insert at the start", "Edited", "f", "a\nb\nc\nd\n", "x\na\nb\nc\nd\n",
-			"Edited f: +1 -0\n--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n+x\n a\n b"},
-		{"delete at the end", "Edited", "f", lines(6, "l%d\n"), lines(5, "l%d\n"),
-			"Edited f: +0 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -4,3 +4,2 @@\n l4\n l5\n-l6"},
-		{"plural verb", "Applied 2 edits to", "f", "a\nb\nc\n", "A\nb\nC\n",
-			"Applied 2 edits to f: +2 -2 (removed 2 non-blank lines)\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n-c\n+C"},
-		{"replace is all deletions then all insertions", "Wrote", "f", "a\na\na\na\na\nx", "b\nb\nb\nb\nb\ny",
-			"Wrote f: +6 -6 (removed 6 non-blank lines)\n--- a/f\n+++ b/f\n@@ -1,6 +1,6 @@\n-a\n-a\n-a\n-a\n-a\n-x\n\\ No newline at end of file\n+b\n+b\n+b\n+b\n+b\n+y\n\\ No newline at end of file"},
+		{
+			"crlf keeps the carriage return", "Edited", "w.txt", "a\r\nb\r\n", "a\r\nc\r\n",
+			"Edited w.txt: +1 -1 (removed 1 non-blank line)\n--- a/w.txt\n+++ b/w.txt\n@@ -1,2 +1,2 @@\n a\r\n-b\r\n+c\r",
+		},
+		{
+			"four equal lines join two hunks", "Edited", "f", lines(10, "l%d\n"), "l1\nl2\nX\nl4\nl5\nl6\nl7\nY\nl9\nl10\n",
+			"Edited f: +2 -2 (removed 2 non-blank lines)\n--- a/f\n+++ b/f\n@@ -1,10 +1,10 @@\n l1\n l2\n-l3\n+X\n l4\n l5\n l6\n l7\n-l8\n+Y\n l9\n l10",
+		},
+		{
+			"five equal lines split two hunks", "Edited", "f", lines(12, "l%d\n"), "l1\nl2\nX\nl4\nl5\nl6\nl7\nl8\nY\nl10\nl11\nl12\n",
+			"Edited f: +2 -2 (removed 2 non-blank lines)\n--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n l1\n l2\n-l3\n+X\n l4\n l5\n@@ -7,5 +7,5 @@\n l7\n l8\n-l9\n+Y\n l10\n l11",
+		},
+		{
+			"insert at the start", "Edited", "f", "a\nb\nc\nd\n", "x\na\nb\nc\nd\n",
+			"Edited f: +1 -0\n--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n+x\n a\n b",
+		},
+		{
+			"delete at the end", "Edited", "f", lines(6, "l%d\n"), lines(5, "l%d\n"),
+			"Edited f: +0 -1 (removed 1 non-blank line)\n--- a/f\n+++ b/f\n@@ -4,3 +4,2 @@\n l4\n l5\n-l6",
+		},
+		{
+			"plural verb", "Applied 2 edits to", "f", "a\nb\nc\n", "A\nb\nC\n",
+			"Applied 2 edits to f: +2 -2 (removed 2 non-blank lines)\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n-c\n+C",
+		},
+		{
+			"replace is all deletions then all insertions", "Wrote", "f", "a\na\na\na\na\nx", "b\nb\nb\nb\nb\ny",
+			"Wrote f: +6 -6 (removed 6 non-blank lines)\n--- a/f\n+++ b/f\n@@ -1,6 +1,6 @@\n-a\n-a\n-a\n-a\n-a\n-x\n\\ No newline at end of file\n+b\n+b\n+b\n+b\n+b\n+y\n\\ No newline at end of file",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,10 +116,14 @@ func TestDescribeChangeTruncates(t *testing.T) {
 		bodyLines           int // kept lines, the note excluded
 		note                string
 	}{
-		{"at 40 lines", lines(60, "l%d\n"), lines(60, "n%d\n"),
-			"Wrote f: +60 -60 (removed 60 non-blank lines)", 40, "[diff truncated: 83 more lines]"},
-		{"at 3000 characters", lines(20, "%03d"+strings.Repeat("a", 197)+"\n"), lines(20, "%03d"+strings.Repeat("b", 197)+"\n"),
-			"Wrote f: +20 -20 (removed 20 non-blank lines)", 17, "[diff truncated: 26 more lines]"},
+		{
+			"at 40 lines", lines(60, "l%d\n"), lines(60, "n%d\n"),
+			"Wrote f: +60 -60 (removed 60 non-blank lines)", 40, "[diff truncated: 83 more lines]",
+		},
+		{
+			"at 3000 characters", lines(20, "%03d"+strings.Repeat("a", 197)+"\n"), lines(20, "%03d"+strings.Repeat("b", 197)+"\n"),
+			"Wrote f: +20 -20 (removed 20 non-blank lines)", 17, "[diff truncated: 26 more lines]",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,18 +26,30 @@ func TestEditFile(t *testing.T) {
 		name, before, old, new string
 		want, after            string // after "" means unchanged
 	}{
-		{"replaces the one occurrence", "one\ntwo\nthree\n", "two", "CHANGED",
-			"Edited f.py: +1 -1 (removed 1 non-blank line)\n--- a/f.py\n+++ b/f.py\n@@ -1,3 +1,3 @@\n one\n-two\n+CHANGED\n three", "one\nCHANGED\nthree\n"},
-		{"0 times", "one\ntwo\n", "four", "x",
-			"ERROR: old_string occurs 0 times in f.py; it must occur exactly once. Include more surrounding context to make it unique.", ""},
-		{"2 times", "x = 1\nx = 1\n", "x = 1", "x = 2",
-			"ERROR: old_string occurs 2 times in f.py; it must occur exactly once. Include more surrounding context to make it unique.", ""},
-		{"occurrences do not overlap", "aaa\n", "aa", "b",
-			"Edited f.py: +1 -1 (removed 1 non-blank line)\n--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-aaa\n+ba", "ba\n"},
-		{"empty old_string in a file counts every position", "ab\n", "", "x",
-			"ERROR: old_string occurs 4 times in f.py; it must occur exactly once. Include more surrounding context to make it unique.", ""},
-		{"empty old_string in an empty file sets it", "", "", "hello\n",
-			"Edited f.py: +1 -0\n--- a/f.py\n+++ b/f.py\n@@ -0,0 +1 @@\n+hello", "hello\n"},
+		{
+			"replaces the one occurrence", "one\ntwo\nthree\n", "two", "CHANGED",
+			"Edited f.py: +1 -1 (removed 1 non-blank line)\n--- a/f.py\n+++ b/f.py\n@@ -1,3 +1,3 @@\n one\n-two\n+CHANGED\n three", "one\nCHANGED\nthree\n",
+		},
+		{
+			"0 times", "one\ntwo\n", "four", "x",
+			"ERROR: old_string occurs 0 times in f.py; it must occur exactly once. Include more surrounding context to make it unique.", "",
+		},
+		{
+			"2 times", "x = 1\nx = 1\n", "x = 1", "x = 2",
+			"ERROR: old_string occurs 2 times in f.py; it must occur exactly once. Include more surrounding context to make it unique.", "",
+		},
+		{
+			"occurrences do not overlap", "aaa\n", "aa", "b",
+			"Edited f.py: +1 -1 (removed 1 non-blank line)\n--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-aaa\n+ba", "ba\n",
+		},
+		{
+			"empty old_string in a file counts every position", "ab\n", "", "x",
+			"ERROR: old_string occurs 4 times in f.py; it must occur exactly once. Include more surrounding context to make it unique.", "",
+		},
+		{
+			"empty old_string in an empty file sets it", "", "", "hello\n",
+			"Edited f.py: +1 -0\n--- a/f.py\n+++ b/f.py\n@@ -0,0 +1 @@\n+hello", "hello\n",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,16 +194,26 @@ func TestInsertText(t *testing.T) {
 		after                      bool
 		want, result               string // result "" means unchanged
 	}{
-		{"after", "f.txt", "a\nb\nc\n", "b", true,
-			"Inserted into f.txt: +1 -0\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,4 @@\n a\n b\n+X\n c", "a\nb\nX\nc\n"},
-		{"before", "f.txt", "a\nb\nc\n", "b", false,
-			"Inserted into f.txt: +1 -0\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,4 @@\n a\n+X\n b\n c", "a\nX\nb\nc\n"},
-		{"after a last line without newline", "f.txt", "a\nb", "b", true,
-			"Inserted into f.txt: +2 -1 (removed 1 non-blank line)\n--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,3 @@\n a\n-b\n\\ No newline at end of file\n+b\n+X", "a\nb\nX\n"},
-		{"anchor twice", "dup.txt", "x\nx\n", "x", true,
-			"ERROR: anchor occurs 2 times in dup.txt; it must occur exactly once. Include more surrounding context to make it unique.", ""},
-		{"anchor missing", "dup.txt", "x\nx\n", "y", false,
-			"ERROR: anchor occurs 0 times in dup.txt; it must occur exactly once. Include more surrounding context to make it unique.", ""},
+		{
+			"after", "f.txt", "a\nb\nc\n", "b", true,
+			"Inserted into f.txt: +1 -0\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,4 @@\n a\n b\n+X\n c", "a\nb\nX\nc\n",
+		},
+		{
+			"before", "f.txt", "a\nb\nc\n", "b", false,
+			"Inserted into f.txt: +1 -0\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,4 @@\n a\n+X\n b\n c", "a\nX\nb\nc\n",
+		},
+		{
+			"after a last line without newline", "f.txt", "a\nb", "b", true,
+			"Inserted into f.txt: +2 -1 (removed 1 non-blank line)\n--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,3 @@\n a\n-b\n\\ No newline at end of file\n+b\n+X", "a\nb\nX\n",
+		},
+		{
+			"anchor twice", "dup.txt", "x\nx\n", "x", true,
+			"ERROR: anchor occurs 2 times in dup.txt; it must occur exactly once. Include more surrounding context to make it unique.", "",
+		},
+		{
+			"anchor missing", "dup.txt", "x\nx\n", "y", false,
+			"ERROR: anchor occurs 0 times in dup.txt; it must occur exactly once. Include more surrounding context to make it unique.", "",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,20 +245,41 @@ func TestApplyEdits(t *testing.T) {
 		want   string
 		result string // "" means unchanged
 	}{
-		{"each edit sees the ones before", []Edit{{"a", "A1"}, {"A1", "A2"}, {"c", "C"}},
-			"Applied 3 edits to f.txt: +2 -2 (removed 2 non-blank lines)\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n-a\n+A2\n b\n-c\n+C", "A2\nb\nC\n"},
-		{"singular verb", []Edit{{"b\n", ""}},
-			"Applied 1 edit to f.txt: +0 -1 (removed 1 non-blank line)\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,2 @@\n a\n-b\n c", "a\nc\n"},
-		{"empty old", []Edit{{"a", "x"}, {"", "y"}, {"c", "z"}},
-			"ERROR: edit 2 of 3: old text is empty; no edits applied", ""},
-		{"first edit finds nothing", []Edit{{"q", "x"}, {"a", "y"}},
-			"ERROR: edit 1 of 2: old text occurs 0 times in f.txt; it must occur exactly once; no edits applied", ""},
-		{"a later edit finds nothing after the earlier ones", []Edit{{"a", "z"}, {"a", "y"}},
-			"ERROR: edit 2 of 2: old text occurs 0 times in f.txt; it must occur exactly once (after edits 1..1 are applied); no edits applied", ""},
-		{"third edit names edits 1..2", []Edit{{"a", "x"}, {"b", "y"}, {"a", "w"}},
-			"ERROR: edit 3 of 3: old text occurs 0 times in f.txt; it must occur exactly once (after edits 1..2 are applied); no edits applied", ""},
-		{"an earlier edit makes a later one ambiguous", []Edit{{"a", "b"}, {"b", "c"}},
-			"ERROR: edit 2 of 2: old text occurs 2 times in f.txt; it must occur exactly once. Include more surrounding context to make it unique; no edits applied", ""},
+		{
+			"each edit sees the ones before",
+			[]Edit{{"a", "A1"}, {"A1", "A2"}, {"c", "C"}},
+			"Applied 3 edits to f.txt: +2 -2 (removed 2 non-blank lines)\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n-a\n+A2\n b\n-c\n+C", "A2\nb\nC\n",
+		},
+		{
+			"singular verb",
+			[]Edit{{"b\n", ""}},
+			"Applied 1 edit to f.txt: +0 -1 (removed 1 non-blank line)\n--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,2 @@\n a\n-b\n c", "a\nc\n",
+		},
+		{
+			"empty old",
+			[]Edit{{"a", "x"}, {"", "y"}, {"c", "z"}},
+			"ERROR: edit 2 of 3: old text is empty; no edits applied", "",
+		},
+		{
+			"first edit finds nothing",
+			[]Edit{{"q", "x"}, {"a", "y"}},
+			"ERROR: edit 1 of 2: old text occurs 0 times in f.txt; it must occur exactly once; no edits applied", "",
+		},
+		{
+			"a later edit finds nothing after the earlier ones",
+			[]Edit{{"a", "z"}, {"a", "y"}},
+			"ERROR: edit 2 of 2: old text occurs 0 times in f.txt; it must occur exactly once (after edits 1..1 are applied); no edits applied", "",
+		},
+		{
+			"third edit names edits 1..2",
+			[]Edit{{"a", "x"}, {"b", "y"}, {"a", "w"}},
+			"ERROR: edit 3 of 3: old text occurs 0 times in f.txt; it must occur exactly once (after edits 1..2 are applied); no edits applied", "",
+		},
+		{
+			"an earlier edit makes a later one ambiguous",
+			[]Edit{{"a", "b"}, {"b", "c"}},
+			"ERROR: edit 2 of 2: old text occurs 2 times in f.txt; it must occur exactly once. Include more surrounding context to make it unique; no edits applied", "",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

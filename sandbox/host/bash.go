@@ -65,7 +65,7 @@ func (w *Workspace) runBash(ctx context.Context, command string, timeout time.Du
 		res.LaunchError = fmt.Sprintf("create output pipe: %v", err)
 		return res, nil
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // a read end: closing it loses nothing
 	cmd, err := w.startBash(runCtx, command, func(c *exec.Cmd) {
 		c.Dir = w.worktree
 		c.Env = w.bashEnv
@@ -74,7 +74,9 @@ func (w *Workspace) runBash(ctx context.Context, command string, timeout time.Du
 		c.Cancel = func() error { return killGroup(c) }
 		c.WaitDelay = waitDelay
 	})
-	pw.Close()
+	// bash holds its own copy of the write end; ours must go, or reading
+	// the pipe would never see end of file. Closing a pipe end cannot lose data.
+	_ = pw.Close()
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:

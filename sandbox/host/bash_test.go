@@ -134,8 +134,10 @@ func TestBashEnvironment(t *testing.T) {
 		env[k] = v
 	}
 	// E-38's keys, and those bash itself exports to its children.
-	allowed := []string{"PATH", "TERM", "LANG", "TMPDIR", "HOME", "PYTHONPATH",
-		"VOLTA_HOME", "RUSTUP_HOME", "CARGO_HOME", "NVM_DIR", "PYENV_ROOT", "PWD", "SHLVL", "_"}
+	allowed := []string{
+		"PATH", "TERM", "LANG", "TMPDIR", "HOME", "PYTHONPATH",
+		"VOLTA_HOME", "RUSTUP_HOME", "CARGO_HOME", "NVM_DIR", "PYENV_ROOT", "PWD", "SHLVL", "_",
+	}
 	for k := range env {
 		if !slices.Contains(allowed, k) {
 			t.Errorf("bash sees %s=%q, which E-38 does not pass", k, env[k])

@@ -132,7 +132,7 @@ func alternates(commonDir string) []string {
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: nothing to lose
 	var out []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {

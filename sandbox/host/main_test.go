@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,7 +75,8 @@ func (r *testRepo) git(t testing.TB, dir string, args ...string) string {
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
 			stderr = string(ee.Stderr)
 		}
 		t.Fatalf("git %v: %v: %s", args, err, stderr)

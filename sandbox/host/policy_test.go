@@ -109,8 +109,10 @@ func TestHiddenDirsKeepExceptionsVisible(t *testing.T) {
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l := layout{home: filepath.Join(base, "home"), runtimeDir: runtime, scratch: scratch,
-		worktree: base, commonDir: base, adminDir: base, dockerSocket: filepath.Join(base, "docker.sock")}
+	l := layout{
+		home: filepath.Join(base, "home"), runtimeDir: runtime, scratch: scratch,
+		worktree: base, commonDir: base, adminDir: base, dockerSocket: filepath.Join(base, "docker.sock"),
+	}
 	p := l.policy()
 	if !slices.Contains(p.Hide, runtime) {
 		t.Errorf("hidden %q misses the runtime dir", p.Hide)

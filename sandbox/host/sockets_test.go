@@ -26,14 +26,18 @@ func listen(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			c.Close()
+			_ = c.Close() // only reachability is tested; nothing was exchanged
 		}
 	}()
 }
@@ -59,7 +63,11 @@ func TestHostSocketsUnreachable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { os.RemoveAll(runDir) })
+		t.Cleanup(func() {
+			if err := os.RemoveAll(runDir); err != nil {
+				t.Error(err)
+			}
+		})
 		runSock := filepath.Join(runDir, "s")
 		socks = append(socks, runSock, "/var/run/"+filepath.Base(runDir)+"/s")
 		listen(t, runSock)

@@ -83,19 +83,21 @@ func (c *Cmd) Start() error {
 	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
-		policyR.Close()
-		policyW.Close()
+		// Closing an unused pipe loses nothing; the pipe error is what matters.
+		_ = policyR.Close()
+		_ = policyW.Close()
 		return fmt.Errorf("create status pipe: %w", err)
 	}
 	c.ExtraFiles = []*os.File{policyR, statusW} // fds 3 and 4
 	err = c.Cmd.Start()
 	// The launcher holds its own copies; ours must go, or reading the
-	// status pipe would never see end of file.
-	policyR.Close()
-	statusW.Close()
+	// status pipe would never see end of file. Closing a pipe end cannot
+	// lose data, so its error carries nothing to act on.
+	_ = policyR.Close()
+	_ = statusW.Close()
 	if err != nil {
-		policyW.Close()
-		statusR.Close()
+		_ = policyW.Close()
+		_ = statusR.Close()
 		// exec.Cmd refuses to start with an ended context and says so.
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Errorf("start confined bash: %w", err)
@@ -103,13 +105,13 @@ func (c *Cmd) Start() error {
 		return &SetupError{Stage: StageStart, Msg: err.Error()}
 	}
 	_, werr := policyW.Write(data)
-	policyW.Close()
+	_ = policyW.Close() // the write error, if any, is werr; the launcher then sees EOF
 	report, rerr := io.ReadAll(io.LimitReader(statusR, maxReport))
-	statusR.Close()
+	_ = statusR.Close()
 	if len(report) == 0 && werr == nil && rerr == nil {
 		return nil // the status pipe closed on exec: bash runs
 	}
-	_ = c.Cmd.Wait()
+	_ = c.Wait()
 	if len(report) == 0 {
 		return &SetupError{Stage: StagePolicy, Msg: fmt.Sprintf("launcher exited before taking its policy (%v)", errors.Join(werr, rerr))}
 	}

@@ -150,7 +150,11 @@ func TestHiddenSockets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { os.RemoveAll(runDir) })
+		t.Cleanup(func() {
+			if err := os.RemoveAll(runDir); err != nil {
+				t.Error(err)
+			}
+		})
 		socks = append(socks, filepath.Join(runDir, "s"))
 	}
 	for _, sock := range socks {
@@ -158,7 +162,11 @@ func TestHiddenSockets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Close()
+		t.Cleanup(func() {
+			if err := l.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 	dir := t.TempDir()
 	p := basePolicy(t, dir)

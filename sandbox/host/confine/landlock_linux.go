@@ -65,7 +65,8 @@ func enforce(p Policy) error {
 	if fd < 0 {
 		return errors.New("create ruleset: nothing to enforce")
 	}
-	defer unix.Close(fd)
+	// Once enforced (or refused), the ruleset descriptor is of no further use.
+	defer func() { _ = unix.Close(fd) }()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("set no_new_privs: %w", err)
 	}

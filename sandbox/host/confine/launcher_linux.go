@@ -76,7 +76,7 @@ func launch() int {
 // readPolicy reads and decodes the policy from its pipe.
 func readPolicy() (Policy, error) {
 	f := os.NewFile(policyFD, "policy")
-	defer f.Close()
+	defer func() { _ = f.Close() }() // only read: nothing to lose
 	data, err := io.ReadAll(io.LimitReader(f, maxPolicy))
 	if err != nil {
 		return Policy{}, fmt.Errorf("read policy: %w", err)

@@ -36,11 +36,7 @@ func isolateMounts(p Policy) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, k := range kept {
-			k.f.Close()
-		}
-	}()
+	defer closeKept(kept)
 	for _, dir := range p.Hide {
 		if err := unix.Mount("tmpfs", dir, "tmpfs", tmpfsFlags|unix.MS_NOEXEC, hideOptions); err != nil {
 			return fmt.Errorf("hide %s: %w", dir, err)
@@ -92,14 +88,20 @@ func openKept(paths []string) ([]keptFile, error) {
 			continue
 		}
 		if err != nil {
-			for _, k := range kept {
-				k.f.Close()
-			}
+			closeKept(kept)
 			return nil, fmt.Errorf("open %s to keep it visible: %w", path, err)
 		}
 		kept = append(kept, keptFile{path: path, f: os.NewFile(uintptr(fd), path)})
 	}
 	return kept, nil
+}
+
+// closeKept closes the O_PATH descriptors of kept files. They only name the
+// files and were never read or written, so a close error loses nothing.
+func closeKept(kept []keptFile) {
+	for _, k := range kept {
+		_ = k.f.Close()
+	}
 }
 
 // bindBack recreates path (a file or a directory) on the tmpfs that now
@@ -114,7 +116,7 @@ func bindBack(path string, f *os.File) error {
 	} else if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
 		var stub *os.File
 		if stub, err = os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			stub.Close()
+			err = stub.Close()
 		}
 	}
 	if err != nil {
