@@ -62,6 +62,9 @@ func (rec *record) finish(r *Runner, p *prepared, slug string, lane gitops.Lane,
 	out Outcome, fin *sandbox.Finalization, finErr error,
 ) *Payload {
 	status := mapStatus(out.Status, fin, finErr)
+	if status != out.Status && fin != nil && fin.WatchdogViolation != nil {
+		out.FinalMessage = *fin.WatchdogViolation // the budget reason, as for a breach seen by a tool
+	}
 	var artifacts *transcript.Artifacts
 	var finalizeError *string
 	if finErr != nil {

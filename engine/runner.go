@@ -27,6 +27,10 @@ import (
 // without Landlock.
 const AllowUnconfinedEnv = "DIRTYWORK_ALLOW_UNCONFINED"
 
+// TimingsEnv, set to 1, makes a run print when each start-up phase ended
+// (unix nanoseconds) on stderr, for the performance harness.
+const TimingsEnv = "DIRTYWORK_TIMINGS"
+
 // PreflightError refuses a run before anything was created (exit 2).
 type PreflightError struct {
 	Msg  string
@@ -215,6 +219,8 @@ func contains(list []string, s string) bool {
 // loop and finalizes.
 func (r *Runner) execute(ctx context.Context, p *prepared) (*Payload, error) {
 	spec := p.spec
+	// Python's answer takes about as long as making the worktree: ask now.
+	host.PrewarmPythonUserSite(os.Environ(), os.TempDir())
 	slug, err := transcript.NewSlug(spec.Task, r.now(), nil)
 	if err != nil {
 		return nil, refuse("", "make a run slug: %v", err)
@@ -235,6 +241,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (*Payload, error) {
 	}
 	defer func() { _ = live.Release() }()
 
+	r.mark("run_record")
 	lanes := gitops.NewManager(nil, p.repo)
 	lane, err := lanes.Open(ctx, gitops.OpenOptions{
 		ID: slug, From: p.baseRef, OwnerPID: os.Getpid(), OwnerSession: r.getenv("DIRTYWORK_SESSION"),
@@ -250,6 +257,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (*Payload, error) {
 		_ = os.RemoveAll(runDir)
 	}
 
+	r.mark("lane")
 	start := r.startRecord(p, slug, lane)
 	if err := transcript.WriteRecord(runDir, start); err != nil {
 		rollback()
@@ -281,6 +289,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (*Payload, error) {
 		return rec.failure(p, slug, lane, nil, StatusSandboxError, err.Error()), nil
 	}
 	defer func() { _ = ws.Close() }()
+	r.mark("workspace")
 	info := ws.Info()
 	if info.Warning != "" {
 		r.warnf("%s", info.Warning)
@@ -300,6 +309,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (*Payload, error) {
 	system := SystemPrompt(lane.Worktree, conv.Name, conv.Text, spec.AllowCommit)
 
 	_ = tw.Write(r.runStart(p, lane, info))
+	r.mark("run_start")
 	out, fin, finErr := r.loopAndFinalize(ctx, p, ws, tw, lane, system)
 	return rec.finish(r, p, slug, lane, tw, out, fin, finErr), nil
 }
@@ -371,4 +381,11 @@ func (p *prepared) baseRefName() string {
 		return p.baseRef
 	}
 	return "HEAD"
+}
+
+// mark prints when a start-up phase ended, if TimingsEnv asks for it.
+func (r *Runner) mark(phase string) {
+	if r.getenv(TimingsEnv) == "1" {
+		fmt.Fprintf(r.Stderr, "timings: %s %d\n", phase, time.Now().UnixNano())
+	}
 }

@@ -49,6 +49,24 @@ type Call struct {
 	// IndexFile, when set, points git at another index (GIT_INDEX_FILE),
 	// so a commit can be built without touching the worktree's own.
 	IndexFile string
+	// Filters, in neutral mode, are overrides from NeutralFilters for the
+	// same Dir and pins, so a series of calls shares one lookup; nil
+	// means look them up for this call.
+	Filters *Filters
+}
+
+// Filters blank the filter drivers a repository's own config defines.
+type Filters struct{ env []string }
+
+// NeutralFilters looks up the filter overrides neutral mode needs for
+// calls like c (same Dir, GitDir and WorkTree), to pass as Call.Filters.
+func (g *Git) NeutralFilters(ctx context.Context, c Call) (*Filters, error) {
+	env := buildEnv(g.Environ(), true, c.GitDir, c.WorkTree)
+	kv, err := g.filterOverrides(ctx, c.Dir, env)
+	if err != nil {
+		return nil, err
+	}
+	return &Filters{env: kv}, nil
 }
 
 // waitDelay bounds how long a cancelled git may keep its pipes open (for
@@ -71,9 +89,14 @@ func (g *Git) Run(ctx context.Context, c Call) ([]byte, error) {
 		argv = append(argv, "-C", c.Dir)
 	}
 	if c.Neutral {
-		filters, err := g.filterOverrides(ctx, c.Dir, env)
-		if err != nil {
-			return nil, err
+		var filters []string
+		if c.Filters != nil {
+			filters = c.Filters.env
+		} else {
+			var err error
+			if filters, err = g.filterOverrides(ctx, c.Dir, env); err != nil {
+				return nil, err
+			}
 		}
 		env = append(env, filters...)
 		for _, kv := range neutralConfig {

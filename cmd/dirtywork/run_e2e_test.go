@@ -254,6 +254,8 @@ func TestRunStatuses(t *testing.T) {
 		{"stalled", `{"turns":[` + readSame + `,` + readSame + `,` + readSame + `]}`, []string{"--stall-turns", "2"}, "stalled", "no progress in 2 consecutive turns"},
 		{"stuck", `{"turns":[{"tool_calls":[{"name":"bash","arguments":{"command":"exit 7"}}]},{"tool_calls":[{"name":"bash","arguments":{"command":"exit 7"}}]}]}`, []string{"--stuck-repeats", "2"}, "stuck", "the same failing command ran 2 times in a row"},
 		{"verify_failed", `{"turns":[{"finish":"done"}]}`, []string{"--verify", "test -f nothing-here", "--verify-rounds", "0"}, "verify_failed", "done"},
+		{"budget_exceeded by bash, at the next call", `{"turns":[{"tool_calls":[{"name":"bash","arguments":{"command":"mkdir a b c"}}]},{"tool_calls":[{"name":"list_dir","arguments":{}}]},{"finish":"never"}]}`, []string{"--max-worktree-files", "6"}, "budget_exceeded", "worktree exceeds 6 entries"},
+		{"budget_exceeded by bash, at the end", `{"turns":[{"tool_calls":[{"name":"bash","arguments":{"command":"mkdir a b c"}}]},{"finish":"done"}]}`, []string{"--max-worktree-files", "6"}, "budget_exceeded", "worktree exceeds 6 entries"},
 		{"budget_exceeded", `{"turns":[{"tool_calls":[{"name":"write_file","arguments":{"path":"big.txt","content":"x"}}]},{"finish":"never"}]}`, []string{"--max-worktree-files", "3"}, "budget_exceeded", "worktree exceeds 3 entries"},
 	}
 	for _, tt := range tests {

@@ -9,12 +9,18 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"regexp/syntax"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -86,7 +92,10 @@ func (f *FS) grep(ctx context.Context, pattern, given, glob string, timeout time
 	if timeout <= 0 {
 		timeout = grepDefaultTimeout
 	}
-	s := &grepSearch{f: f, re: re, glob: parseGlob(glob), deadline: time.Now().Add(timeout)}
+	s := &grepSearch{
+		f: f, re: re, whole: wholeFilePrefilter(pattern), literal: requiredLiteral(pattern),
+		glob: parseGlob(glob), deadline: time.Now().Add(timeout),
+	}
 	err = s.start(ctx, given, rel)
 	switch {
 	case ctx.Err() != nil:
@@ -121,14 +130,18 @@ func grepFailure(reason string) error {
 
 // grepSearch is one grep call's state.
 type grepSearch struct {
-	f    *FS
-	re   *regexp.Regexp
-	glob globFilter
+	f  *FS
+	re *regexp.Regexp
+	// whole, when set, matches a whole file whenever any of its lines
+	// matches re (see wholeFilePrefilter); nil means no prefilter.
+	whole *regexp.Regexp
+	// literal, when set, is text every matching line contains.
+	literal []byte
+	glob    globFilter
 	// deadline is when the timeout passes. It is checked against the
 	// clock rather than through a timer context, so a search past it
 	// stops at the next check however the timer goroutine is scheduled.
 	deadline time.Time
-	buf      bytes.Buffer // file contents, reused
 	out      strings.Builder
 	// chars counts the characters in out, which stops growing once it
 	// passes grepMaxChars.
@@ -195,7 +208,10 @@ func ignoreBase(dir string) string {
 }
 
 // dir walks the directory rel; rules are the ignore rules of its
-// ancestors.
+// ancestors. The files of a directory are searched by several goroutines
+// at once, opened relative to the directory's descriptor (one openat with
+// O_NOFOLLOW each, instead of a walk from the root), and their lines are
+// emitted in order.
 func (s *grepSearch) dir(ctx context.Context, rel string, rules ignoreRules) error {
 	if err := s.check(ctx); err != nil {
 		return err
@@ -204,10 +220,10 @@ func (s *grepSearch) dir(ctx context.Context, rel string, rules ignoreRules) err
 	if err != nil {
 		return nil // unreadable: skipped
 	}
+	defer func() { _ = d.Close() }() // read-only; nothing to lose
 	// Entries come lstat'ed (the directory was opened in the root), so
 	// their types and sizes are the entries' own, never a link target's.
 	entries, err := d.ReadDir(-1)
-	_ = d.Close()
 	if err != nil {
 		return nil
 	}
@@ -220,6 +236,14 @@ func (s *grepSearch) dir(ctx context.Context, rel string, rules ignoreRules) err
 			break
 		}
 	}
+	// files collects the regular files met since the last subdirectory;
+	// they are searched before the walk descends, to keep the order.
+	var files []string
+	flush := func() error {
+		err := s.files(ctx, int(d.Fd()), rel, files)
+		files = files[:0]
+		return err
+	}
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
@@ -231,6 +255,9 @@ func (s *grepSearch) dir(ctx context.Context, rel string, rules ignoreRules) err
 			if rules.ignored(child, true) || s.glob.excludesDir(child) {
 				continue
 			}
+			if err := flush(); err != nil {
+				return err
+			}
 			if err := s.dir(ctx, child, rules); err != nil {
 				return err
 			}
@@ -238,17 +265,105 @@ func (s *grepSearch) dir(ctx context.Context, rel string, rules ignoreRules) err
 			if rules.ignored(child, false) || !s.glob.admits(child) {
 				continue
 			}
-			if _, err := s.file(ctx, child); err != nil {
-				return err
+			files = append(files, name)
+		}
+	}
+	return flush()
+}
+
+// fileHits is what searching one file found.
+type fileHits struct {
+	lines []string
+	err   error
+}
+
+// files searches the named files of the directory dirfd (rel) with up to
+// GOMAXPROCS goroutines and emits their lines in name order.
+func (s *grepSearch) files(ctx context.Context, dirfd int, rel string, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	hits := make([]fileHits, len(names))
+	var next atomic.Int64
+	var full atomic.Bool
+	work := func() {
+		buf := grepBuffers.Get().(*bytes.Buffer)
+		defer grepBuffers.Put(buf)
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(names) || full.Load() {
+				return
+			}
+			hits[i].lines, hits[i].err = s.fileAt(ctx, dirfd, names[i], joinRel(rel, names[i]), buf)
+			if hits[i].err != nil {
+				full.Store(true) // a timeout or cancellation: stop the others
+			}
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(names))
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	for _, h := range hits {
+		if h.err != nil {
+			return h.err
+		}
+		for _, line := range h.lines {
+			if s.emit(line) {
+				return errGrepFull
 			}
 		}
 	}
 	return nil
 }
 
-// file searches the regular file rel. A file grep does not search is
-// reported in skip (why) with a nil error; the error is the context's,
-// errGrepTimeout or errGrepFull.
+// grepBuffers hold file contents, one per searching goroutine.
+var grepBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// fileAt searches the file name in the directory dirfd: opened without
+// following a link (a link swapped in since the listing is refused, so
+// nothing outside the tree is read) and without blocking (a FIFO swapped
+// in cannot hang the search). Files it cannot or will not search give no
+// lines.
+func (s *grepSearch) fileAt(ctx context.Context, dirfd int, name, rel string, buf *bytes.Buffer) ([]string, error) {
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil
+	}
+	// Raw system calls: an *os.File would cost a poller registration and
+	// a second read to see the end, on every one of thousands of files.
+	defer func() { _ = unix.Close(fd) }() // read-only
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > grepMaxFileBytes {
+		return nil, nil
+	}
+	buf.Reset()
+	buf.Grow(int(st.Size))
+	data := buf.Bytes()[:st.Size]
+	n := 0
+	for n < len(data) {
+		m, err := unix.Read(fd, data[n:])
+		if err != nil || m == 0 {
+			break // shorter than it said: search what is there
+		}
+		n += m
+	}
+	data = data[:n]
+	if bytes.IndexByte(data[:min(len(data), grepBinaryProbe)], 0) >= 0 {
+		return nil, nil
+	}
+	return s.matches(ctx, rel, data)
+}
+
+// file searches the regular file rel, named by the caller. A file grep
+// does not search is reported in skip (why) with a nil error; the error
+// is the context's, errGrepTimeout or errGrepFull.
 func (s *grepSearch) file(ctx context.Context, rel string) (skip string, err error) {
 	if err := s.check(ctx); err != nil {
 		return "", err
@@ -260,36 +375,70 @@ func (s *grepSearch) file(ctx context.Context, rel string) (skip string, err err
 		return osReason(err), nil
 	}
 	defer func() { _ = fh.Close() }()
+	var buf bytes.Buffer
+	data, skip := readSearchable(fh, &buf)
+	if skip != "" {
+		return skip, nil
+	}
+	lines, err := s.matches(ctx, rel, data)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range lines {
+		if s.emit(line) {
+			return "", errGrepFull
+		}
+	}
+	return "", nil
+}
+
+// readSearchable reads an opened file into buf if grep searches it: a
+// regular file of at most 5 MiB without a NUL byte in its first 8 KiB.
+// Otherwise skip says why.
+func readSearchable(fh *os.File, buf *bytes.Buffer) (data []byte, skip string) {
 	fi, err := fh.Stat()
 	switch {
 	case err != nil:
-		return osReason(err), nil
+		return nil, osReason(err)
 	case !fi.Mode().IsRegular():
-		return "not a regular file", nil
+		return nil, "not a regular file"
 	case fi.Size() > grepMaxFileBytes:
-		return fmt.Sprintf("over the %d-byte grep limit; not searched", grepMaxFileBytes), nil
+		return nil, fmt.Sprintf("over the %d-byte grep limit; not searched", grepMaxFileBytes)
 	}
-	s.buf.Reset()
-	if _, err := s.buf.ReadFrom(io.LimitReader(fh, grepMaxFileBytes+1)); err != nil {
-		return osReason(err), nil
+	buf.Reset()
+	if _, err := buf.ReadFrom(io.LimitReader(fh, grepMaxFileBytes+1)); err != nil {
+		return nil, osReason(err)
 	}
-	data := s.buf.Bytes()
+	data = buf.Bytes()
 	if len(data) > grepMaxFileBytes {
-		return fmt.Sprintf("over the %d-byte grep limit; not searched", grepMaxFileBytes), nil
+		return nil, fmt.Sprintf("over the %d-byte grep limit; not searched", grepMaxFileBytes)
 	}
 	if bytes.IndexByte(data[:min(len(data), grepBinaryProbe)], 0) >= 0 {
-		return "binary file (NUL byte); not searched", nil
+		return nil, "binary file (NUL byte); not searched"
 	}
-	return "", s.scan(ctx, rel, data)
+	return data, ""
 }
 
-// scan adds data's matching lines to the output.
-func (s *grepSearch) scan(ctx context.Context, rel string, data []byte) error {
+// matches returns data's matching lines as output lines. It stops early
+// once its lines alone would fill the output.
+func (s *grepSearch) matches(ctx context.Context, rel string, data []byte) ([]string, error) {
+	// Most files hold no match: one pass of the prefilter over the whole
+	// file rules them out without splitting it into lines. A CR makes a
+	// line's end differ from what the multi-line pattern sees, so such
+	// files take the line-by-line path.
+	if s.literal != nil && !bytes.Contains(data, s.literal) {
+		return nil, nil
+	}
+	if s.whole != nil && bytes.IndexByte(data, '\r') < 0 && !s.whole.Match(data) {
+		return nil, nil
+	}
 	shown := strings.ToValidUTF8(rel, "\uFFFD")
+	var lines []string
+	chars := 0
 	for lineNo := 1; len(data) > 0; lineNo++ {
 		if lineNo%grepCheckEvery == 0 {
 			if err := s.check(ctx); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		line := data
@@ -306,11 +455,13 @@ func (s *grepSearch) scan(ctx context.Context, rel string, data []byte) error {
 		if len(text) > grepMaxColumns && utf8.RuneCountInString(text) > grepMaxColumns {
 			text = fmt.Sprintf("[Omitted long line with %d matches]", len(s.re.FindAllIndex(line, -1)))
 		}
-		if s.emit(fmt.Sprintf("%s:%d:%s", shown, lineNo, text)) {
-			return errGrepFull
+		out := fmt.Sprintf("%s:%d:%s", shown, lineNo, text)
+		lines = append(lines, out)
+		if chars += len(out) + 1; chars > 4*grepMaxChars {
+			break // more than the output can hold, even in one-byte characters
 		}
 	}
-	return nil
+	return lines, nil
 }
 
 // check ends the search when ctx is done or the timeout has passed.
@@ -334,4 +485,81 @@ func (s *grepSearch) emit(line string) bool {
 	s.out.WriteString(line)
 	s.chars += utf8.RuneCountInString(line)
 	return s.chars > grepMaxChars
+}
+
+// wholeFilePrefilter returns a pattern that matches a file (without CR
+// characters) whenever one of its lines matches pattern, or nil when
+// there is none. In multi-line mode ^ and $ match at line boundaries, so
+// a match of pattern inside a line is also a match of the multi-line
+// pattern at the same place in the file (\b sees the newline as a
+// non-word character, as it sees a line's end); a match that spans lines
+// only lets a file through to the exact line-by-line check. \A and \z
+// would be stricter over a whole file than over a line, so patterns using
+// them get no prefilter.
+func wholeFilePrefilter(pattern string) *regexp.Regexp {
+	multi := "(?m:" + pattern + ")"
+	re, err := syntax.Parse(multi, syntax.Perl)
+	if err != nil || usesTextAnchors(re) {
+		return nil
+	}
+	whole, err := regexp.Compile(multi)
+	if err != nil {
+		return nil
+	}
+	return whole
+}
+
+// usesTextAnchors reports whether re has \A or \z (\Z's OpEndText too).
+func usesTextAnchors(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginText || re.Op == syntax.OpEndText {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if usesTextAnchors(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// requiredLiteral returns the longest case-sensitive literal text that
+// every match of pattern contains, or nil: a file without it has no
+// matching line, which bytes.Contains tells far faster than the pattern.
+func requiredLiteral(pattern string) []byte {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	lit := longestRequired(re)
+	if lit == "" {
+		return nil
+	}
+	return []byte(lit)
+}
+
+func longestRequired(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return ""
+		}
+		return string(re.Rune)
+	case syntax.OpCapture:
+		return longestRequired(re.Sub[0])
+	case syntax.OpPlus: // at least one repetition holds it
+		return longestRequired(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return longestRequired(re.Sub[0])
+		}
+	case syntax.OpConcat:
+		best := ""
+		for _, sub := range re.Sub {
+			if l := longestRequired(sub); len(l) > len(best) {
+				best = l
+			}
+		}
+		return best
+	}
+	return ""
 }

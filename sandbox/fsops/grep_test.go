@@ -188,11 +188,11 @@ func TestGrepTimeout(t *testing.T) {
 // past its deadline: the scan checks it every grepCheckEvery lines.
 func TestGrepTimeoutInsideAFile(t *testing.T) {
 	s := &grepSearch{re: regexp.MustCompile("y"), deadline: time.Now().Add(-time.Second)}
-	err := s.scan(t.Context(), "f", []byte(strings.Repeat("x\n", 5*grepCheckEvery)))
+	_, err := s.matches(t.Context(), "f", []byte(strings.Repeat("x\n", 5*grepCheckEvery)))
 	if !errors.Is(err, errGrepTimeout) {
 		t.Fatalf("scan of %d lines past the deadline: %v", 5*grepCheckEvery, err)
 	}
-	if err := s.scan(t.Context(), "f", []byte(strings.Repeat("x\n", grepCheckEvery-1))); err != nil {
+	if _, err := s.matches(t.Context(), "f", []byte(strings.Repeat("x\n", grepCheckEvery-1))); err != nil {
 		t.Fatalf("scan of fewer lines than a check interval: %v", err)
 	}
 }
@@ -222,5 +222,36 @@ func TestGrepSkipsLargeFiles(t *testing.T) {
 	want := fmt.Sprintf("ERROR: grep failed: 'big.txt': over the %d-byte grep limit; not searched", grepMaxFileBytes)
 	if got != want {
 		t.Fatalf("explicit: %q", got)
+	}
+}
+
+// BenchmarkGrep20k searches the reference scenario's 20,000-file tree for
+// a line-anchored pattern that ten files match.
+func BenchmarkGrep20k(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 20000 {
+		d := filepath.Join(dir, "src", fmt.Sprintf("d%03d", i/50))
+		if i%50 == 0 {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		body := fmt.Sprintf("# fixture file %05d\nid = %d\nname = \"item-%d\"\nTODO: refine item %d\n"+
+			"lorem ipsum dolor sit amet, consectetur adipiscing elit\nstatus = \"open\"\n", i, i, i, i)
+		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%05d.txt", i)), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = root.Close() }()
+	f := New(root, dir)
+	for b.Loop() {
+		out, err := f.Grep(b.Context(), "^id = 1[0-9]$", "src", "", 30*time.Second)
+		if err != nil || strings.Count(out, "\n") != 9 {
+			b.Fatalf("%q %v", out, err)
+		}
 	}
 }

@@ -41,9 +41,9 @@ func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Durat
 	if err != nil {
 		return res, err
 	}
-	if err := w.budget.check(ctx, w.fs); err != nil {
-		return res, err
-	}
+	// The tree is measured while the model reads the result; the next
+	// operation waits for the verdict (see budget).
+	w.budget.startWalk(context.WithoutCancel(ctx), w.fs, true)
 	return res, nil
 }
 
@@ -51,6 +51,9 @@ func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Durat
 // only for ending the run (ctx, broken confinement).
 func (w *Workspace) runBash(ctx context.Context, command string, timeout time.Duration) (sandbox.BashResult, error) {
 	res := sandbox.BashResult{ExitCode: -1, Timeout: timeout}
+	if err := w.bashReady(ctx); err != nil {
+		return res, err
+	}
 	if w.bash == "" {
 		res.LaunchError = "bash not found on PATH"
 		return res, nil
@@ -127,4 +130,25 @@ func collect(outc <-chan captured, r *os.File) captured {
 		_ = r.Close()
 		return <-outc
 	}
+}
+
+// bashReady completes bash's environment and policy with the python user
+// site (E-38) before the first command, waiting for python's answer.
+func (w *Workspace) bashReady(ctx context.Context) error {
+	w.bashOnce.Do(func() {
+		site := pythonUserSite(ctx, w.env, w.operatorEnv, w.scratch)
+		w.bashEnv = bashEnv(w.env, w.home, w.worktree, w.scratch, site)
+		if site == "" {
+			return
+		}
+		l, err := w.layout(w.env, w.home, site)
+		if err != nil {
+			w.bashErr = &sandbox.SandboxError{Op: "confine bash", Err: err}
+			return
+		}
+		p := l.policy()
+		p.Bash, p.Namespace, p.ABI = w.bash, w.policy.Namespace, w.policy.ABI
+		w.policy = p
+	})
+	return w.bashErr
 }

@@ -21,11 +21,75 @@ import (
 // totals start over from that walk. Between walks the totals can drift
 // by what a file tool cannot see, such as a directory's own blocks
 // growing as entries are added; the next walk corrects it.
+//
+// The walks (the baseline when the workspace opens, and the one after
+// each bash) run in the background while the model is asked for its next
+// reply: on a large tree a walk takes tens of milliseconds. Every
+// workspace operation first waits for the walk under way (settle), so
+// nothing the worker does next happens before its verdict, and a breach
+// ends the run at that operation. bash's processes are all dead by the
+// time a walk starts, so the tree cannot change under it.
 type budget struct {
 	mu     sync.Mutex
 	limits fsops.Limits
 	bytes  int64
 	files  int64
+
+	// walk is the background walk under way, nil when none.
+	walk *pendingWalk
+	// breached is sticky: once a walk found a breach, every later
+	// operation reports it.
+	breached error
+}
+
+// pendingWalk is a background measurement.
+type pendingWalk struct {
+	done chan struct{}
+	err  error
+}
+
+// startWalk measures the tree in the background; enforce applies the
+// caps (after bash), otherwise the walk only sets the baseline.
+func (b *budget) startWalk(ctx context.Context, f *fsops.FS, enforce bool) {
+	p := &pendingWalk{done: make(chan struct{})}
+	b.mu.Lock()
+	b.walk = p
+	b.mu.Unlock()
+	go func() {
+		defer close(p.done)
+		if enforce {
+			p.err = b.check(ctx, f)
+		} else {
+			p.err = b.rebase(ctx, f)
+		}
+	}()
+}
+
+// settle waits for the walk under way and returns what it found: a
+// *sandbox.BudgetError for a breach (then and ever after), another error
+// when the walk failed, or the context's error.
+func (b *budget) settle(ctx context.Context) error {
+	b.mu.Lock()
+	p := b.walk
+	b.mu.Unlock()
+	if p != nil {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		b.mu.Lock()
+		if b.walk == p {
+			b.walk = nil
+			if p.err != nil && b.breached == nil {
+				b.breached = p.err
+			}
+		}
+		b.mu.Unlock()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.breached
 }
 
 // rebase replaces the totals with a full walk's, with no caps applied.

@@ -50,13 +50,30 @@ func TestBudgetAfterBash(t *testing.T) {
 	if _, err := w.Bash(t.Context(), "mkdir a b c", 5*time.Second); err != nil {
 		t.Fatalf("3 entries: %v", err)
 	}
+	// The tree is measured in the background while the model reads the
+	// result; the breach ends the run at the next operation, whatever it is.
 	res, err := w.Bash(t.Context(), "mkdir d", 5*time.Second)
-	if !sandbox.IsBudget(err) || res.ExitCode != 0 {
-		t.Fatalf("4th entry from bash: %+v, %v; want the result and a BudgetError", res, err)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("4th entry from bash: %+v, %v; want the result", res, err)
 	}
-	// Reads are never budget-checked.
-	if _, err := w.ReadFile(t.Context(), "README.md", 0, 10); err != nil {
-		t.Errorf("read after a breach: %v", err)
+	want := fmt.Sprintf("worktree exceeds %d entries", cfg.Limits.MaxEntries)
+	_, err = w.ReadFile(t.Context(), "README.md", 0, 10)
+	var be *sandbox.BudgetError
+	if !errors.As(err, &be) || be.Reason != want {
+		t.Fatalf("next operation after the breach: %v; want a BudgetError %q", err, want)
+	}
+	if _, err := w.ListDir(t.Context(), "."); !sandbox.IsBudget(err) {
+		t.Fatalf("the breach must stick: %v", err)
+	}
+	fin, err := w.Finalize(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fin.WatchdogViolation == nil || *fin.WatchdogViolation != want || fin.WatchdogViolationKind == nil || *fin.WatchdogViolationKind != "budget_exceeded" {
+		t.Fatalf("finalize: violation %v kind %v", fin.WatchdogViolation, fin.WatchdogViolationKind)
+	}
+	if len(fin.FilesChanged) != 0 || fin.WorktreeFiles == 0 {
+		t.Fatalf("finalize must still measure and diff: %+v", fin)
 	}
 }
 

@@ -79,15 +79,35 @@ func bashEnv(env map[string]string, home, worktree, scratch, userSite string) []
 // userSiteTimeout bounds asking python for its user site.
 const userSiteTimeout = 10 * time.Second
 
-// userSites caches each interpreter's user site dir by its path: asking
-// starts python (through a pyenv shim, two processes), which is slow.
-var userSites sync.Map // string -> string
+// siteLookup is one interpreter's user site, asked once: asking starts
+// python (through a pyenv shim, dozens of processes), which is slow.
+type siteLookup struct {
+	done chan struct{}
+	site string
+	// ok is false when the lookup did not finish (timeout, cancellation):
+	// that is not the interpreter's answer, so the next caller asks again.
+	ok bool
+}
+
+var (
+	userSitesMu sync.Mutex
+	userSites   = map[string]*siteLookup{} // by interpreter path
+)
+
+// PrewarmPythonUserSite starts asking the python3 on env's PATH for its
+// user site in the background, from dir, so that Open finds the answer
+// ready: a run calls it before creating its worktree, which takes about as
+// long.
+func PrewarmPythonUserSite(env []string, dir string) {
+	go pythonUserSite(context.Background(), envMap(env), env, dir)
+}
 
 // pythonUserSite is the user site dir of the python3 on the operator's
 // PATH, as that interpreter reports it under the operator's environment,
 // or "" when there is none, it does not exist, or PYTHONNOUSERSITE is set.
 // With HOME pointing at the worktree, bash's python would look for its
-// user site there; PYTHONPATH hands it the operator's instead.
+// user site there; PYTHONPATH hands it the operator's instead. Concurrent
+// callers for one interpreter share one lookup.
 func pythonUserSite(ctx context.Context, env map[string]string, envList []string, dir string) string {
 	if env["PYTHONNOUSERSITE"] != "" {
 		return ""
@@ -96,28 +116,57 @@ func pythonUserSite(ctx context.Context, env map[string]string, envList []string
 	if py == "" {
 		return ""
 	}
-	site, ok := userSites.Load(py)
-	if !ok {
-		ctx, cancel := context.WithTimeout(ctx, userSiteTimeout)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, py, "-c", "import site; print(site.getusersitepackages())")
-		cmd.Env = envList
-		cmd.Dir = dir
-		cmd.WaitDelay = time.Second
-		out, err := cmd.Output()
-		if ctx.Err() != nil {
-			return "" // not the interpreter's answer; ask again next time
+	userSitesMu.Lock()
+	l := userSites[py]
+	if l != nil {
+		select {
+		case <-l.done:
+			if !l.ok {
+				l = nil // the last lookup gave no answer: ask again
+			}
+		default:
 		}
-		s := strings.TrimSpace(string(out))
-		if err != nil || !filepath.IsAbs(s) {
-			s = ""
-		}
-		site, _ = userSites.LoadOrStore(py, s)
 	}
-	if s := site.(string); s != "" && isDir(s) {
-		return s
+	owner := l == nil
+	if owner {
+		l = &siteLookup{done: make(chan struct{})}
+		userSites[py] = l
+	}
+	userSitesMu.Unlock()
+
+	if owner {
+		l.site, l.ok = askUserSite(ctx, py, envList, dir)
+		close(l.done)
+	} else {
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return ""
+		}
+	}
+	if l.site != "" && isDir(l.site) {
+		return l.site
 	}
 	return ""
+}
+
+// askUserSite runs the interpreter. ok is false when it did not finish.
+func askUserSite(ctx context.Context, py string, envList []string, dir string) (site string, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, userSiteTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "-c", "import site; print(site.getusersitepackages())")
+	cmd.Env = envList
+	cmd.Dir = dir
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return "", false
+	}
+	s := strings.TrimSpace(string(out))
+	if err != nil || !filepath.IsAbs(s) {
+		return "", true // the interpreter answered, with nothing usable
+	}
+	return s, true
 }
 
 // lookPath finds an executable in the search path pathList (not this

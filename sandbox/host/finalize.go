@@ -3,11 +3,13 @@ package host
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/dirtywork/dirtywork/gitops"
@@ -32,35 +34,65 @@ const (
 // dir, or failing to list the changed files or to measure the tree, is an
 // error.
 func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) {
-	if err := w.usable(ctx); err != nil {
-		return sandbox.Finalization{}, err
-	}
 	fin := sandbox.Finalization{
 		ExportStatus:      "n/a",
 		DroppedGitEntries: []string{},
 	}
+	// A breach the last background walk found is reported as the
+	// watchdog's (the run ends budget_exceeded); the changes are still
+	// computed, for review.
+	if err := w.usable(ctx); err != nil {
+		var be *sandbox.BudgetError
+		if !errors.As(err, &be) {
+			return sandbox.Finalization{}, err
+		}
+		kind := "budget_exceeded"
+		fin.WatchdogViolation, fin.WatchdogViolationKind = &be.Reason, &kind
+	}
 	if err := w.checkCommonDirLink(); err != nil {
 		return fin, err
 	}
-	if out, err := w.gitNeutral(ctx, "diff", "--stat", "--ignore-submodules=all", w.cfg.BaseCommit); err != nil {
-		fin.DiffStat = capChars(fmt.Sprintf("[diff --stat failed: %v]", err))
-	} else {
-		fin.DiffStat = capChars(strings.TrimRight(string(out), "\n"))
-	}
-	if out, err := w.gitNeutral(ctx, "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=all"); err != nil {
-		fin.Untracked = capChars(fmt.Sprintf("[status --porcelain failed: %v]", err))
-	} else {
-		fin.Untracked = capChars(strings.Join(untrackedPaths(out), "\n"))
-	}
-	files, truncated, err := w.filesChanged(ctx)
+	// One filter lookup serves every command below; they only read, so
+	// they run at once (GIT_OPTIONAL_LOCKS=0 keeps status off index.lock).
+	filters, err := w.git.NeutralFilters(ctx, w.neutralCall())
 	if err != nil {
-		return fin, err
+		return fin, fmt.Errorf("prepare config-neutral git: %w", err)
+	}
+	var (
+		wg                   sync.WaitGroup
+		stat, status         []byte
+		statErr, statusErr   error
+		files                []string
+		truncated            bool
+		filesErr, measureErr error
+		m                    fsops.Measurement
+	)
+	wg.Go(func() {
+		stat, statErr = w.gitNeutral(ctx, filters, "diff", "--stat", "--ignore-submodules=all", w.cfg.BaseCommit)
+	})
+	wg.Go(func() {
+		status, statusErr = w.gitNeutral(ctx, filters, "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=all")
+	})
+	wg.Go(func() { files, truncated, filesErr = w.filesChanged(ctx, filters) })
+	wg.Go(func() { m, measureErr = w.fs.Measure(ctx, fsops.Limits{}) })
+	wg.Wait()
+
+	if statErr != nil {
+		fin.DiffStat = capChars(fmt.Sprintf("[diff --stat failed: %v]", statErr))
+	} else {
+		fin.DiffStat = capChars(strings.TrimRight(string(stat), "\n"))
+	}
+	if statusErr != nil {
+		fin.Untracked = capChars(fmt.Sprintf("[status --porcelain failed: %v]", statusErr))
+	} else {
+		fin.Untracked = capChars(strings.Join(untrackedPaths(status), "\n"))
+	}
+	if filesErr != nil {
+		return fin, filesErr
 	}
 	fin.FilesChanged, fin.FilesChangedTruncated = files, truncated
-
-	m, err := w.fs.Measure(ctx, fsops.Limits{})
-	if err != nil {
-		return fin, fmt.Errorf("measure worktree %s: %w", w.worktree, err)
+	if measureErr != nil {
+		return fin, fmt.Errorf("measure worktree %s: %w", w.worktree, measureErr)
 	}
 	fin.WorktreeBytes, fin.WorktreeFiles = m.Bytes, m.Entries
 	fin.EscapingSymlinks = m.EscapingSymlinks
@@ -73,12 +105,18 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 // filesChanged is the sorted union of the tracked files that differ from
 // the base commit and the untracked files git does not ignore, at most
 // maxFilesChanged of them.
-func (w *Workspace) filesChanged(ctx context.Context) ([]string, bool, error) {
-	tracked, err := w.gitNeutral(ctx, "diff", "--name-only", "-z", "--ignore-submodules=all", w.cfg.BaseCommit)
-	if err != nil {
-		return nil, false, fmt.Errorf("list files changed since %s: %w", w.cfg.BaseCommit, err)
+func (w *Workspace) filesChanged(ctx context.Context, filters *gitops.Filters) ([]string, bool, error) {
+	var tracked, untracked []byte
+	var trackedErr, err error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tracked, trackedErr = w.gitNeutral(ctx, filters, "diff", "--name-only", "-z", "--ignore-submodules=all", w.cfg.BaseCommit)
+	})
+	untracked, err = w.gitNeutral(ctx, filters, "ls-files", "--others", "--exclude-standard", "-z")
+	wg.Wait()
+	if trackedErr != nil {
+		return nil, false, fmt.Errorf("list files changed since %s: %w", w.cfg.BaseCommit, trackedErr)
 	}
-	untracked, err := w.gitNeutral(ctx, "ls-files", "--others", "--exclude-standard", "-z")
 	if err != nil {
 		return nil, false, fmt.Errorf("list untracked files: %w", err)
 	}
@@ -117,14 +155,16 @@ func (w *Workspace) checkCommonDirLink() error {
 // gitNeutral runs git in the worktree in config-neutral mode, pinned to
 // the worktree's own git dir so that a .git file rewritten in the tree
 // cannot point it elsewhere.
-func (w *Workspace) gitNeutral(ctx context.Context, args ...string) ([]byte, error) {
-	return w.git.Run(ctx, gitops.Call{
-		Dir:      w.worktree,
-		Args:     args,
-		Neutral:  true,
-		GitDir:   w.adminDir,
-		WorkTree: w.worktree,
-	})
+func (w *Workspace) gitNeutral(ctx context.Context, filters *gitops.Filters, args ...string) ([]byte, error) {
+	c := w.neutralCall()
+	c.Args, c.Filters = args, filters
+	return w.git.Run(ctx, c)
+}
+
+// neutralCall is a config-neutral git call in the worktree, pinned to the
+// worktree's own git dir.
+func (w *Workspace) neutralCall() gitops.Call {
+	return gitops.Call{Dir: w.worktree, Neutral: true, GitDir: w.adminDir, WorkTree: w.worktree}
 }
 
 // untrackedPaths extracts the "??" paths from git status --porcelain -z

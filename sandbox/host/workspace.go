@@ -27,8 +27,17 @@ type Workspace struct {
 	scratch string
 	// operatorEnv is the environment Finalize's git starts from.
 	operatorEnv []string
-	// bashEnv is bash's whole environment (E-38).
+	// bashEnv is bash's whole environment (E-38), set by bashReady.
 	bashEnv []string
+	// bashOnce settles bashEnv and the policy's python user-site rule at
+	// the first command: asking python for its user site can take longer
+	// than everything else Open does, and the first model reply comes
+	// before any command anyway.
+	bashOnce sync.Once
+	bashErr  error
+	// env and home are the operator's environment and home, for bashReady.
+	env  map[string]string
+	home string
 	// bash is bash's path on the operator's PATH, "" when there is none.
 	bash string
 	// policy is every bash command's confinement, less the command.
@@ -84,13 +93,15 @@ func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 		return nil, fmt.Errorf("resolve bash scratch dir %s: %w", w.scratch, err)
 	}
 	w.scratch = resolved
+	w.env, w.home = env, home
 	// python runs in the scratch dir, not in a tree the worker may have
-	// written (a resumed run's).
-	userSite := pythonUserSite(ctx, env, w.operatorEnv, w.scratch)
-	w.bashEnv = bashEnv(env, home, w.worktree, w.scratch, userSite)
+	// written (a resumed run's); its answer is awaited by bashReady.
+	go pythonUserSite(context.WithoutCancel(ctx), env, w.operatorEnv, w.scratch)
 	w.bash = lookPath("bash", env["PATH"])
 
-	l, err := w.layout(env, home, userSite)
+	// Confinement is tried out with every rule but the user site's, which
+	// only adds a directory to read.
+	l, err := w.layout(env, home, "")
 	if err != nil {
 		return nil, err
 	}
@@ -101,9 +112,8 @@ func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 	}
 
 	w.budget.limits = fsops.Limits{MaxBytes: cfg.Limits.MaxBytes, MaxEntries: cfg.Limits.MaxEntries}
-	if err := w.budget.rebase(ctx, w.fs); err != nil {
-		return nil, fmt.Errorf("measure worktree %s: %w", w.worktree, err)
-	}
+	// The baseline walk runs while the first model request is out.
+	w.budget.startWalk(context.WithoutCancel(ctx), w.fs, false)
 	opened = true
 	return w, nil
 }
@@ -150,6 +160,9 @@ func (w *Workspace) ScratchDir() string { return w.scratch }
 func (w *Workspace) Close() error {
 	w.closeOnce.Do(func() {
 		w.closed.Store(true)
+		// A background walk reads through the root: let it end first. What
+		// it found no longer matters.
+		_ = w.budget.settle(context.Background())
 		var errs []error
 		if w.root != nil {
 			if err := w.root.Close(); err != nil {
@@ -171,7 +184,10 @@ func (w *Workspace) usable(ctx context.Context) error {
 	if w.closed.Load() {
 		return &sandbox.SandboxError{Op: "host workspace", Err: ErrClosed}
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return w.budget.settle(ctx)
 }
 
 // removeAll removes dir like os.RemoveAll, first making writable the

@@ -16,7 +16,9 @@ import (
 
 // Request is one request the server received, kept for assertions.
 type Request struct {
-	Time   time.Time `json:"time"`
+	Time time.Time `json:"time"`
+	// Done is when the server finished answering.
+	Done   time.Time `json:"done"`
 	Method string    `json:"method"`
 	Path   string    `json:"path"`
 	// Header holds the request headers (for checking what a client sends,
@@ -162,6 +164,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) record(rec *Request) {
+	rec.Done = time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, *rec)
