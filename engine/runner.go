@@ -217,11 +217,36 @@ func contains(list []string, s string) bool {
 
 // execute creates the run record, the lane and the workspace, runs the
 // loop and finalizes.
-func (r *Runner) execute(ctx context.Context, p *prepared) (*Payload, error) {
+func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, err error) {
+	// A panic anywhere past preflight still ends with one result: the
+	// failure payload once the run record exists, a refusal before.
+	var (
+		st   *record
+		slug string
+		lane gitops.Lane
+		tw   *transcript.Writer
+	)
+	onPanic := func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		msg := fmt.Sprintf("unexpected error: %v", v)
+		fmt.Fprintf(r.Stderr, "error: %s\n%s", msg, debug.Stack())
+		if st == nil {
+			payload, err = nil, refuse("", "%s", msg)
+			return
+		}
+		payload, err = st.failure(p, slug, lane, tw, StatusModelError, msg), nil
+	}
+	// Registered again once the transcript is open, so that one runs
+	// first (deferred calls run last-in first-out) and can still write
+	// run_end; whichever runs first stops the panic.
+	defer onPanic()
 	spec := p.spec
 	// Python's answer takes about as long as making the worktree: ask now.
 	host.PrewarmPythonUserSite(os.Environ(), os.TempDir())
-	slug, err := transcript.NewSlug(spec.Task, r.now(), nil)
+	slug, err = transcript.NewSlug(spec.Task, r.now(), nil)
 	if err != nil {
 		return nil, refuse("", "make a run slug: %v", err)
 	}
@@ -234,6 +259,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (*Payload, error) {
 		return nil, refuse("", "%v", err)
 	}
 	rec := &record{dir: runDir}
+	st = rec
 	live, err := transcript.AcquireLiveness(runDir)
 	if err != nil {
 		_ = os.RemoveAll(runDir)
@@ -243,7 +269,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (*Payload, error) {
 
 	r.mark("run_record")
 	lanes := gitops.NewManager(nil, p.repo)
-	lane, err := lanes.Open(ctx, gitops.OpenOptions{
+	lane, err = lanes.Open(ctx, gitops.OpenOptions{
 		ID: slug, From: p.baseRef, OwnerPID: os.Getpid(), OwnerSession: r.getenv("DIRTYWORK_SESSION"),
 	})
 	if err != nil {
@@ -295,11 +321,12 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (*Payload, error) {
 		r.warnf("%s", info.Warning)
 	}
 
-	tw, err := transcript.Create(filepath.Join(runDir, transcript.TranscriptName))
+	tw, err = transcript.Create(filepath.Join(runDir, transcript.TranscriptName))
 	if err != nil {
 		return rec.failure(p, slug, lane, nil, StatusModelError, "unexpected error: create transcript: "+err.Error()), nil
 	}
 	defer func() { _ = tw.Close() }()
+	defer onPanic()
 	fmt.Fprintf(r.Stderr, "transcript: %s\n", tw.Path())
 
 	conv, err := gitops.ReadConventions(ctx, p.repo, lane.BaseCommit)

@@ -456,3 +456,98 @@ func TestRunBranchFromAnotherRun(t *testing.T) {
 		t.Fatalf("run.json lacks branch_from_run:\n%s", rec)
 	}
 }
+
+// TestRunServerDiesMidRun: the model server goes away while a reply is
+// awaited. The run ends as model_error after the retries, keeping its
+// evidence, and still prints its one JSON object.
+func TestRunServerDiesMidRun(t *testing.T) {
+	e := newE2E(t, `{"turns":[{"tool_calls":[{"name":"list_dir","arguments":{}}]},{"text":"never sent","delay_ms":20000}]}`)
+	go func() {
+		deadline := time.Now().Add(20 * time.Second)
+		for len(e.srv.Requests()) < 1 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond) // the second request is now waiting on its reply
+		_ = e.srv.Close()
+	}()
+	payload, stderr, code := e.run()
+	if code != 1 || payload == nil {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	ltr, _ := payload["last_tool_result"].(map[string]any)
+	if payload["status"] != "model_error" || payload["turns"] != float64(1) || ltr["tool"] != "list_dir" {
+		t.Fatalf("evidence lost: %v", payload)
+	}
+	if usage, _ := payload["usage"].(map[string]any); usage["prompt_tokens"] == float64(0) {
+		t.Fatalf("usage lost: %v", payload["usage"])
+	}
+}
+
+// TestRunRecordsWhatItWasGiven ports T-6, T-7, T-9 and T-15.
+func TestRunRecordsWhatItWasGiven(t *testing.T) {
+	finish := `{"turns":[{"finish":"ok"}]}`
+	t.Run("unknown model window warns, unless the environment sets it", func(t *testing.T) {
+		e := newE2E(t, finish)
+		args := []string{"run", "--sandbox", "none", "--repo", e.repo, "--base-url", e.base, "--model", scripted.DefaultModel, "task"}
+		_, errOut, code, err := runCLIProcess(t, "", []string{"DIRTYWORK_HOME=" + e.home}, args...)
+		if err != nil || code != 0 || !strings.Contains(errOut, "warning: no known context window for 'scripted/model'; assuming 32768 tokens") {
+			t.Fatalf("exit %d %v\n%s", code, err, errOut)
+		}
+		_, errOut, code, err = runCLIProcess(t, "", []string{"DIRTYWORK_HOME=" + e.home, "DIRTYWORK_CONTEXT_WINDOW=8000"}, args...)
+		if err != nil || code != 0 || strings.Contains(errOut, "assuming") {
+			t.Fatalf("exit %d %v\n%s", code, err, errOut)
+		}
+	})
+	t.Run("allow-commit is recorded and switches the prompt", func(t *testing.T) {
+		e := newE2E(t, finish)
+		for _, allow := range []bool{false, true} {
+			args := []string{}
+			if allow {
+				args = append(args, "--allow-commit")
+			}
+			payload, stderr, code := e.run(args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			data, err := os.ReadFile(filepath.Join(payload["run_dir"].(string), "run.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf(`"allow_commit": %v`, allow); !strings.Contains(string(data), want) {
+				t.Fatalf("run.json lacks %s", want)
+			}
+		}
+		chats := e.srv.ChatRequests()
+		first, second := *chats[0].Messages[0].Content, *chats[len(chats)-1].Messages[0].Content
+		if !strings.Contains(first, "Do not run git commit") || !strings.Contains(second, "Commit your work as you go") {
+			t.Fatalf("system prompts:\n%s\n---\n%s", first, second)
+		}
+	})
+	t.Run("task size advisory", func(t *testing.T) {
+		e := newE2E(t, finish)
+		_, stderr, code := e.run("--context-window", "2000", strings.Repeat("x", 4000))
+		if code != 0 || !strings.Contains(stderr, "warning: the task text is ~1000 tokens, 50% of the 2000-token context window") {
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		_, stderr, _ = e.run("--context-window", "2000", strings.Repeat("x", 400))
+		if strings.Contains(stderr, "the task text is") {
+			t.Fatalf("a small task warned:\n%s", stderr)
+		}
+	})
+	t.Run("context window from the flag, everywhere", func(t *testing.T) {
+		e := newE2E(t, finish)
+		payload, stderr, code := e.run("--context-window", "5000")
+		if code != 0 || payload["context_window_source"] != "flag" {
+			t.Fatalf("exit %d %v\n%s", code, payload, stderr)
+		}
+		evs := events(t, payload["transcript"].(string))
+		start, end := evs[0], evs[len(evs)-1]
+		if start["context_window"] != float64(5000) || start["context_window_source"] != "flag" || end["context_window_source"] != "flag" {
+			t.Fatalf("run_start %v run_end %v", start, end)
+		}
+		data, _ := os.ReadFile(filepath.Join(payload["run_dir"].(string), "run.json"))
+		if !strings.Contains(string(data), `"context_window": 5000`) || !strings.Contains(string(data), `"context_window_source": "flag"`) {
+			t.Fatalf("run.json:\n%s", data)
+		}
+	})
+}

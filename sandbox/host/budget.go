@@ -25,10 +25,13 @@ import (
 // The walks (the baseline when the workspace opens, and the one after
 // each bash) run in the background while the model is asked for its next
 // reply: on a large tree a walk takes tens of milliseconds. Every
-// workspace operation first waits for the walk under way (settle), so
-// nothing the worker does next happens before its verdict, and a breach
-// ends the run at that operation. bash's processes are all dead by the
-// time a walk starts, so the tree cannot change under it.
+// operation that can change the tree (a file tool that writes, bash) and
+// Finalize first wait for the walk under way (settle), so nothing the
+// worker changes next happens before its verdict, and a breach ends the
+// run at that operation. Reads do not wait, since they change nothing,
+// but they too end the run once a finished walk has found a breach
+// (verdict). bash's processes are all dead by the time a walk starts, so
+// the tree cannot change under it.
 type budget struct {
 	mu     sync.Mutex
 	limits fsops.Limits
@@ -78,17 +81,25 @@ func (b *budget) settle(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		b.mu.Lock()
-		if b.walk == p {
+	}
+	return b.verdict()
+}
+
+// verdict folds in a walk that has finished, without waiting for one
+// still under way, and returns the breach found so far, if any.
+func (b *budget) verdict() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p := b.walk; p != nil {
+		select {
+		case <-p.done:
 			b.walk = nil
 			if p.err != nil && b.breached == nil {
 				b.breached = p.err
 			}
+		default:
 		}
-		b.mu.Unlock()
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	return b.breached
 }
 

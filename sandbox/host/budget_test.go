@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -57,11 +58,16 @@ func TestBudgetAfterBash(t *testing.T) {
 		t.Fatalf("4th entry from bash: %+v, %v; want the result", res, err)
 	}
 	want := fmt.Sprintf("worktree exceeds %d entries", cfg.Limits.MaxEntries)
-	_, err = w.ReadFile(t.Context(), "README.md", 0, 10)
+	_, err = w.WriteFile(t.Context(), "next.txt", "x")
 	var be *sandbox.BudgetError
 	if !errors.As(err, &be) || be.Reason != want {
-		t.Fatalf("next operation after the breach: %v; want a BudgetError %q", err, want)
+		t.Fatalf("next write after the breach: %v; want a BudgetError %q", err, want)
 	}
+	if _, err := os.Stat(filepath.Join(r.worktree, "next.txt")); err == nil {
+		t.Fatal("a write went ahead after the breach")
+	}
+	// Reads do not wait for a walk, but once one has found a breach they
+	// report it too.
 	if _, err := w.ListDir(t.Context(), "."); !sandbox.IsBudget(err) {
 		t.Fatalf("the breach must stick: %v", err)
 	}

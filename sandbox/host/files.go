@@ -14,7 +14,7 @@ import (
 
 // ReadFile is the read_file tool.
 func (w *Workspace) ReadFile(ctx context.Context, path string, offset, limit int) (string, error) {
-	if err := w.usable(ctx); err != nil {
+	if err := w.readable(ctx); err != nil {
 		return "", err
 	}
 	return toolErr("read_file")(w.fs.ReadFile(path, offset, limit))
@@ -58,7 +58,7 @@ func (w *Workspace) ApplyEdits(ctx context.Context, path string, edits []sandbox
 
 // ListDir is the list_dir tool.
 func (w *Workspace) ListDir(ctx context.Context, path string) (string, error) {
-	if err := w.usable(ctx); err != nil {
+	if err := w.readable(ctx); err != nil {
 		return "", err
 	}
 	return toolErr("list_dir")(w.fs.ListDir(path))
@@ -66,7 +66,7 @@ func (w *Workspace) ListDir(ctx context.Context, path string) (string, error) {
 
 // Grep is the grep tool.
 func (w *Workspace) Grep(ctx context.Context, args sandbox.GrepArgs) (string, error) {
-	if err := w.usable(ctx); err != nil {
+	if err := w.readable(ctx); err != nil {
 		return "", err
 	}
 	return toolErr("grep")(w.fs.Grep(ctx, args.Pattern, args.Path, args.Glob, args.Timeout))

@@ -190,6 +190,18 @@ func (w *Workspace) usable(ctx context.Context) error {
 	return w.budget.settle(ctx)
 }
 
+// readable is usable for a tool that only reads: it does not wait for a
+// budget walk under way (see budget), but reports a breach already found.
+func (w *Workspace) readable(ctx context.Context) error {
+	if w.closed.Load() {
+		return &sandbox.SandboxError{Op: "host workspace", Err: ErrClosed}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return w.budget.verdict()
+}
+
 // removeAll removes dir like os.RemoveAll, first making writable the
 // directories bash may have made read-only (a Go module cache does).
 func removeAll(dir string) error {
