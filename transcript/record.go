@@ -2,7 +2,6 @@ package transcript
 
 import (
 	"bytes"
-	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -226,89 +225,29 @@ func writeSynced(path string, data []byte) error {
 	return f.Close()
 }
 
-// encodeRecord renders rec as run.json bytes and returns the record exactly
-// as encoded (non-finite floats replaced by nil).
+// encodeRecord renders rec as run.json bytes (sorted keys, indent 2,
+// trailing newline, no HTML escaping, non-finite floats as null, through
+// the transcript's own encoder) and returns the record exactly as encoded.
 func encodeRecord(rec Record) (Record, []byte, error) {
-	clean := make(Record, len(rec))
-	for k, v := range rec {
-		clean[k] = finiteOrNull(v)
+	if rec == nil {
+		rec = Record{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	// Encode sorts map keys and ends the document with a newline.
-	if err := enc.Encode(map[string]any(clean)); err != nil {
+	compact, err := marshalJSON(map[string]any(rec))
+	if err != nil {
 		return nil, nil, err
 	}
-	return clean, buf.Bytes(), nil
-}
-
-var (
-	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
-	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
-)
-
-// finiteOrNull returns v with every NaN or infinite float replaced by nil,
-// looking through string-keyed maps, slices and arrays at any depth. Values
-// that encode themselves (json.Marshaler, encoding.TextMarshaler) and structs
-// are returned as they are.
-func finiteOrNull(v any) any {
-	if v == nil {
-		return nil
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, compact, "", "  "); err != nil {
+		return nil, nil, err
 	}
-	rv := reflect.ValueOf(v)
-	if encodesItself(rv.Type()) {
-		return v
+	buf.WriteByte('\n')
+	dec := json.NewDecoder(bytes.NewReader(compact))
+	dec.UseNumber()
+	var written Record
+	if err := dec.Decode(&written); err != nil {
+		return nil, nil, err
 	}
-	switch rv.Kind() {
-	case reflect.Float32, reflect.Float64:
-		if f := rv.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil
-		}
-	case reflect.Map:
-		if rv.IsNil() || rv.Type().Key().Kind() != reflect.String || encodesItself(rv.Type().Elem()) {
-			return v
-		}
-		out := make(map[string]any, rv.Len())
-		for it := rv.MapRange(); it.Next(); {
-			out[it.Key().String()] = finiteOrNull(it.Value().Interface())
-		}
-		return out
-	case reflect.Slice:
-		// A nil slice encodes as null and []byte as base64: keep both.
-		if rv.IsNil() || rv.Type().Elem().Kind() == reflect.Uint8 {
-			return v
-		}
-		return finiteElems(rv)
-	case reflect.Array:
-		return finiteElems(rv)
-	}
-	return v
-}
-
-// finiteElems applies finiteOrNull to each element of a slice or array,
-// unless its elements encode themselves.
-func finiteElems(rv reflect.Value) any {
-	if encodesItself(rv.Type().Elem()) {
-		return rv.Interface()
-	}
-	out := make([]any, rv.Len())
-	for i := range out {
-		out[i] = finiteOrNull(rv.Index(i).Interface())
-	}
-	return out
-}
-
-// encodesItself reports whether t or *t has its own JSON or text encoding,
-// which a rewrite into generic maps and slices would bypass.
-func encodesItself(t reflect.Type) bool {
-	if t.Kind() == reflect.Interface {
-		return false
-	}
-	pt := reflect.PointerTo(t)
-	return t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType) ||
-		pt.Implements(jsonMarshalerType) || pt.Implements(textMarshalerType)
+	return written, buf.Bytes(), nil
 }
 
 // lockRecord takes the exclusive record lock of runDir, waiting at most
