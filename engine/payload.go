@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strings"
+
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -70,7 +72,7 @@ func mapStatus(status string, fin *sandbox.Finalization, finalizeErr error) stri
 		}
 		return StatusBudgetExceeded
 	}
-	if len(fin.ExportStatus) >= len("export_failed") && fin.ExportStatus[:len("export_failed")] == "export_failed" {
+	if strings.HasPrefix(fin.ExportStatus, StatusExportFailed) {
 		return StatusExportFailed
 	}
 	return status
