@@ -358,6 +358,14 @@ func TestRunPreflightRefusals(t *testing.T) {
 		{"allow-commit with docker", []string{"--sandbox", "docker", "--allow-commit"}, nil, "--allow-commit requires --sandbox none: docker export carries files, not commits"},
 		{"unknown flag", []string{"--bogus"}, nil, "unknown flag"},
 		{"unknown run", []string{"--branch-from", "@no-such-run"}, nil, "unknown run 'no-such-run'"},
+		{"corrupt run.json", []string{"--branch-from", "@corrupt-run"}, nil, "run.json of 'corrupt-run' is corrupt"},
+	}
+	corrupt := filepath.Join(e.home, "runs", "corrupt-run")
+	if err := os.MkdirAll(corrupt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(corrupt, "run.json"), []byte(`{"slug": "corrupt-run", "bra`), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -373,8 +381,8 @@ func TestRunPreflightRefusals(t *testing.T) {
 			if code != 2 || out != "" || !strings.Contains(errOut, tt.want) || !strings.Contains(errOut, "error: ") {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 naming %q", code, out, errOut, tt.want)
 			}
-			if entries, _ := os.ReadDir(filepath.Join(e.home, "runs")); len(entries) != 0 {
-				t.Fatalf("a refused run left %d run dirs", len(entries))
+			if entries, _ := os.ReadDir(filepath.Join(e.home, "runs")); len(entries) != 1 {
+				t.Fatalf("a refused run left run dirs: %v", entries)
 			}
 			if entries, _ := os.ReadDir(filepath.Join(e.repo, ".worktrees")); len(entries) != 0 {
 				t.Fatalf("a refused run left worktrees")
