@@ -1,0 +1,134 @@
+package toolbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+const (
+	// waitDelay bounds how long a cancelled command may take to die once
+	// its group was sent SIGKILL, before Wait stops waiting for it.
+	waitDelay = 2 * time.Second
+	// drainGrace bounds reading the output after bash and its group are
+	// gone. Only a process that left the group can hold the pipe open
+	// longer; it is not waited for.
+	drainGrace = time.Second
+)
+
+// runBash runs one command (E-35): bash -c in the tree's root with the
+// configured environment, stdin /dev/null, stdout and stderr merged into
+// one pipe, as the leader of a new session. At the timeout the whole
+// process group is killed and the result is TimedOut with no output; when
+// bash exits, the group is killed too, so "sleep 30 & echo hi" returns at
+// once and the background job never runs on. The error is only ctx's: the
+// request was cancelled, and the command killed the same way.
+func (s *server) runBash(ctx context.Context, command string, timeout time.Duration) (bashResult, error) {
+	res := bashResult{ExitCode: -1}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// One pipe for both streams, handed to bash as a file: exec.Cmd then
+	// starts no copying goroutine, so Wait returns when bash exits, even
+	// while a background job still holds the pipe.
+	r, pw, err := os.Pipe()
+	if err != nil {
+		res.LaunchError = fmt.Sprintf("create output pipe: %v", err)
+		return res, nil
+	}
+	defer func() { _ = r.Close() }() // a read end: closing it loses nothing
+	cmd := exec.CommandContext(runCtx, s.bash, s.bashArgs(command)...)
+	cmd.Args[0] = "bash" // $0, as host mode's launcher and the contract's exec give it
+	cmd.Dir = s.cfg.Root
+	cmd.Env = s.env
+	cmd.Stdout = pw
+	cmd.Stderr = pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = waitDelay
+	err = cmd.Start()
+	// bash holds its own copy of the write end; ours must go, or reading
+	// the pipe would never see end of file.
+	_ = pw.Close()
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return res, fmt.Errorf("bash: %w", ctx.Err())
+		case runCtx.Err() != nil:
+			res.TimedOut = true
+			return res, nil
+		}
+		res.LaunchError = err.Error()
+		return res, nil
+	}
+
+	outc := make(chan captured, 1)
+	go func() { outc <- capture(r, maxOutput) }()
+	_ = cmd.Wait() // the status is in ProcessState
+	_ = killGroup(cmd)
+	if s.cfg.Subreaper {
+		killAdopted()
+	}
+	out := collect(outc, r)
+
+	state := cmd.ProcessState
+	exited := state != nil && state.Exited()
+	switch {
+	case ctx.Err() != nil && !exited:
+		return res, fmt.Errorf("bash: %w", ctx.Err())
+	case runCtx.Err() != nil && !exited:
+		// Killed at the timeout: its output would be a partial answer
+		// the model might take for a whole one.
+		res.TimedOut = true
+		return res, nil
+	}
+	if exited {
+		res.ExitCode = state.ExitCode()
+	}
+	res.Output = []byte(decodeOutput(out.data))
+	res.Capped = out.capped
+	return res, nil
+}
+
+// bashArgs are bash's arguments (after argv[0]) for command. With a file
+// size cap, a first bash sets it and execs the command's bash, which
+// keeps it, with $0 "bash" as without the cap. A failing ulimit means a
+// lower hard limit, which caps harder already.
+func (s *server) bashArgs(command string) []string {
+	if s.cfg.MaxFileBytes <= 0 {
+		return []string{"-c", command}
+	}
+	kib := (s.cfg.MaxFileBytes + 1023) / 1024
+	script := fmt.Sprintf(`ulimit -f %d 2>/dev/null; exec -a bash "$0" -c "$1"`, kib)
+	return []string{"-c", script, s.bash, command}
+}
+
+// collect waits for the output reader, giving up after drainGrace.
+func collect(outc <-chan captured, r *os.File) captured {
+	select {
+	case out := <-outc:
+		return out
+	case <-time.After(drainGrace):
+		// Closing the read end wakes the reader; what bash wrote before
+		// exiting was already read.
+		_ = r.Close()
+		return <-outc
+	}
+}
+
+// killGroup sends SIGKILL to cmd's process group: bash leads a new
+// session, so the group holds every job it started that did not start a
+// session of its own. A group already gone is success.
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}

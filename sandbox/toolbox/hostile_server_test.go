@@ -1,0 +1,227 @@
+package toolbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dirtywork/dirtywork/sandbox"
+)
+
+// fakeServer answers each request a client sends with whatever respond
+// writes, standing for a server the worker has taken over.
+func fakeServer(t *testing.T, respond func(req request, w io.Writer), opts ...Option) *Client {
+	t.Helper()
+	reqR, reqW := io.Pipe()
+	repR, repW := io.Pipe()
+	go func() {
+		defer func() { _ = repW.Close() }()
+		for {
+			body, err := readFrame(reqR, maxRequestFrame)
+			if err != nil {
+				return
+			}
+			var req request
+			if err := json.Unmarshal(body, &req); err != nil {
+				t.Errorf("fake server: client sent %q: %v", body, err)
+				return
+			}
+			switch req.Kind {
+			case kindCancel:
+				continue
+			case kindShutdown:
+				_, _ = repW.Write(rawFrame(`{"id":` + jsonID(req.ID) + `,"result":{}}`))
+				return
+			}
+			respond(req, repW)
+		}
+	}()
+	c := NewClient(repR, reqW, opts...)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// rawFrame is body behind a length prefix.
+func rawFrame(body string) []byte {
+	f := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+	return append(f, body...)
+}
+
+// replyWith answers every request with the JSON fmt.Sprintf(format, id).
+func replyWith(format string) func(req request, w io.Writer) {
+	return func(req request, w io.Writer) {
+		_, _ = w.Write(rawFrame(strings.ReplaceAll(format, "ID", jsonID(req.ID))))
+	}
+}
+
+func jsonID(id uint64) string { b, _ := json.Marshal(id); return string(b) }
+
+// TestHostileServer proves every way a server can misbehave ends the call
+// with ErrServerGone within its deadline, breaks the client for later
+// calls, and panics nothing.
+func TestHostileServer(t *testing.T) {
+	const deadline = 300 * time.Millisecond
+	type call func(c *Client) error
+	readFile := func(c *Client) error { _, err := c.ReadFile(t.Context(), "a", 0, 1); return err }
+	bash := func(c *Client) error {
+		_, err := c.Bash(t.Context(), "true", time.Millisecond)
+		return err
+	}
+	measure := func(c *Client) error { _, err := c.Measure(t.Context(), limitsNone); return err }
+	hello := func(c *Client) error { _, err := c.Hello(t.Context()); return err }
+	tests := []struct {
+		name    string
+		respond func(req request, w io.Writer)
+		call    call
+		cause   error // also wrapped, when set
+	}{
+		{"garbage body", replyWith("not json at all"), readFile, nil},
+		{"garbage stream", func(_ request, w io.Writer) { _, _ = w.Write([]byte("HTTP/1.1 200 OK\r\n\r\n")) }, readFile, errFrameTooLarge},
+		{"oversized frame", func(_ request, w io.Writer) {
+			_, _ = w.Write(binary.BigEndian.AppendUint32(nil, maxReplyFrame+1))
+		}, readFile, errFrameTooLarge},
+		{"wrong id", func(req request, w io.Writer) {
+			_, _ = w.Write(rawFrame(`{"id":` + jsonID(req.ID+1) + `,"result":{"text":""}}`))
+		}, readFile, nil},
+		{"id zero", replyWith(`{"id":0,"result":{"text":""}}`), readFile, nil},
+		{"half frame then EOF", func(_ request, w io.Writer) {
+			_, _ = w.Write(rawFrame(`{"id":1,"result":{"text":""}}`)[:10])
+			_ = w.(io.Closer).Close()
+		}, readFile, io.ErrUnexpectedEOF},
+		{"half header then EOF", func(_ request, w io.Writer) {
+			_, _ = w.Write([]byte{0, 0})
+			_ = w.(io.Closer).Close()
+		}, readFile, io.ErrUnexpectedEOF},
+		{"EOF", func(_ request, w io.Writer) { _ = w.(io.Closer).Close() }, readFile, io.EOF},
+		{"silence", func(request, io.Writer) {}, readFile, nil},
+		{"silence on bash", func(request, io.Writer) {}, bash, nil},
+		{"unknown field", replyWith(`{"id":ID,"result":{"text":"","extra":1}}`), readFile, nil},
+		{"unknown envelope field", replyWith(`{"id":ID,"result":{"text":""},"x":1}`), readFile, nil},
+		{"trailing data", replyWith(`{"id":ID,"result":{"text":""}} {}`), readFile, nil},
+		{"result and error", replyWith(`{"id":ID,"result":{"text":""},"error":{"kind":"internal","message":""}}`), readFile, nil},
+		{"neither", replyWith(`{"id":ID}`), readFile, nil},
+		{"null result", replyWith(`{"id":ID,"result":null}`), readFile, nil},
+		{"missing text", replyWith(`{"id":ID,"result":{}}`), readFile, nil},
+		{"text not base64", replyWith(`{"id":ID,"result":{"text":"%%%"}}`), readFile, nil},
+		{"wrong result kind", replyWith(`{"id":ID,"result":{"exit_code":0,"output":"","capped":false,"timed_out":false,"launch_error":""}}`), readFile, nil},
+		{"unknown error kind", replyWith(`{"id":ID,"error":{"kind":"teapot","message":""}}`), readFile, nil},
+		{"unasked cancellation", replyWith(`{"id":ID,"error":{"kind":"canceled","message":""}}`), readFile, nil},
+		{"exit code out of range", replyWith(`{"id":ID,"result":{"exit_code":999,"output":"","capped":false,"timed_out":false,"launch_error":""}}`), bash, nil},
+		{"timeout with output", replyWith(`{"id":ID,"result":{"exit_code":-1,"output":"eA==","capped":false,"timed_out":true,"launch_error":""}}`), bash, nil},
+		{"output not UTF-8", replyWith(`{"id":ID,"result":{"exit_code":0,"output":"/w==","capped":false,"timed_out":false,"launch_error":""}}`), bash, nil},
+		{"negative measure", replyWith(`{"id":ID,"result":{"bytes":-1,"entries":0,"escaping_symlinks":[],"escaping_truncated":false,"violation":""}}`), measure, nil},
+		{"hello of another version", replyWith(`{"id":ID,"result":{"version":99,"pid":1,"uid":0,"gid":0,"root":"L3dvcms=","dumpable":false}}`), hello, nil},
+		{"implausible hello", replyWith(`{"id":ID,"result":{"version":1,"pid":0,"uid":0,"gid":0,"root":"L3dvcms=","dumpable":false}}`), hello, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fakeServer(t, tc.respond, WithCallTimeout(deadline), WithCommandMargin(deadline))
+			start := time.Now()
+			err := tc.call(c)
+			if elapsed := time.Since(start); elapsed > deadline+time.Second {
+				t.Errorf("took %v, want within the %v deadline", elapsed, deadline)
+			}
+			if !errors.Is(err, ErrServerGone) {
+				t.Fatalf("error %v, want ErrServerGone", err)
+			}
+			if tc.cause != nil && !errors.Is(err, tc.cause) {
+				t.Errorf("error %v does not wrap %v", err, tc.cause)
+			}
+			select {
+			case <-c.Done():
+			default:
+				t.Error("Done not closed")
+			}
+			if err := readFile(c); !errors.Is(err, ErrServerGone) {
+				t.Errorf("next call: %v, want ErrServerGone at once", err)
+			}
+		})
+	}
+}
+
+// TestClientCarriesOnAfterErrorReplies proves error replies of known kinds
+// are RemoteErrors, not a broken server.
+func TestClientCarriesOnAfterErrorReplies(t *testing.T) {
+	kinds := map[string]error{"bad_request": ErrBadRequest, "closed_root": ErrClosedRoot, "busy": ErrBusy, "version": ErrVersion, "internal": ErrInternal}
+	for kind, sentinel := range kinds {
+		c := fakeServer(t, replyWith(`{"id":ID,"error":{"kind":"`+kind+`","message":"m"}}`))
+		_, err := c.ListDir(t.Context(), ".")
+		var re *RemoteError
+		if !errors.As(err, &re) || !errors.Is(err, sentinel) || re.Kind != kind || re.Op != kindListDir {
+			t.Errorf("%s: error %v, want a RemoteError matching %v", kind, err, sentinel)
+		}
+		if c.Err() != nil {
+			t.Errorf("%s: client broken: %v", kind, c.Err())
+		}
+	}
+}
+
+// TestOversizedHeaderAllocatesNothing proves a length prefix is checked
+// before anything is allocated for the body, and that a prefix within the
+// cap promising more than arrives costs only what arrives.
+func TestOversizedHeaderAllocatesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stream []byte
+	}{
+		{"over the cap", binary.BigEndian.AppendUint32(nil, 1<<31)},
+		{"within the cap, short", append(binary.BigEndian.AppendUint32(nil, maxReplyFrame), "{}"...)},
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for range 20 {
+			if _, err := readFrame(bytes.NewReader(tc.stream), maxReplyFrame); err == nil {
+				t.Fatalf("%s: read a frame", tc.name)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		if grown := after.TotalAlloc - before.TotalAlloc; grown > 1<<20 {
+			t.Errorf("%s: 20 reads allocated %d bytes, want well under 1 MiB", tc.name, grown)
+		}
+	}
+}
+
+// TestCancelWithoutAnswerBreaksClient proves a server that ignores a
+// cancellation is declared gone after the grace, while the call returns
+// the context's error.
+func TestCancelWithoutAnswerBreaksClient(t *testing.T) {
+	c := fakeServer(t, func(request, io.Writer) {}, WithCancelGrace(200*time.Millisecond))
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Bash(ctx, "sleep 600", time.Minute)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want the context's", err)
+	}
+	if elapsed := time.Since(start); elapsed > 2*time.Second {
+		t.Errorf("took %v", elapsed)
+	}
+	if !errors.Is(c.Err(), ErrServerGone) {
+		t.Errorf("client error %v, want ErrServerGone", c.Err())
+	}
+}
+
+// TestRequestTooLarge proves oversized requests never leave the client
+// and leave it usable.
+func TestRequestTooLarge(t *testing.T) {
+	c := startPipe(t, ServerConfig{Root: t.TempDir()})
+	if _, err := c.WriteFile(t.Context(), "f", strings.Repeat("x", maxRequestFrame)); !errors.Is(err, ErrRequestTooLarge) {
+		t.Errorf("huge content: %v, want ErrRequestTooLarge", err)
+	}
+	if _, err := c.ReadFile(t.Context(), strings.Repeat("a/", maxPathBytes), 0, 1); !errors.Is(err, ErrRequestTooLarge) {
+		t.Errorf("huge path: %v, want ErrRequestTooLarge", err)
+	}
+	if out, err := c.WriteFile(t.Context(), "f", "ok\n"); err != nil || !strings.HasPrefix(out, "Wrote") {
+		t.Errorf("next call: %q, %v", out, err)
+	}
+}
+
+var limitsNone = sandbox.Limits{}

@@ -1,0 +1,362 @@
+package toolbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sync"
+
+	"github.com/dirtywork/dirtywork/sandbox/fsops"
+)
+
+// maxInFlight bounds the requests a server runs at once; more are
+// answered "busy". The engine sends one at a time, the watchdog one more.
+const maxInFlight = 8
+
+// ServerConfig is what a tool server serves.
+type ServerConfig struct {
+	// Root is the directory holding the tree (e.g. /work). Commands run
+	// in it.
+	Root string
+	// Display is the absolute path the model knows the tree by; "" is
+	// Root. Results quote it, and absolute paths are read against it.
+	Display string
+	// Env is the commands' whole environment. Nil is an empty one, never
+	// the server's own.
+	Env []string
+	// Bash is the shell commands run with; "" is /bin/bash.
+	Bash string
+	// MaxFileBytes, when positive, caps the size of any file a command
+	// writes (RLIMIT_FSIZE, set with ulimit -f in whole KiB): a command
+	// passing it dies of SIGXFSZ, exit code 153.
+	MaxFileBytes int64
+	// Subreaper makes the process a child subreaper and, after every
+	// command, kills whatever children it has adopted, so a job that left
+	// the command's process group (setsid, a double fork) dies with it
+	// too. Set it only for a process that runs nothing but the server, as
+	// Main does: every child of the process is killed.
+	Subreaper bool
+}
+
+// Serve answers requests read from in with replies written to out until
+// the client asks it to shut down (nil), in ends (nil at a frame
+// boundary, an error inside a frame), a reply cannot be written, or ctx
+// ends. Requests still running then are cancelled and waited for. A
+// reader blocked on in when Serve returns for ctx stays blocked until in
+// yields.
+//
+// Serve first makes the process non-dumpable: the commands it runs are
+// the same user, who could otherwise ptrace it, or open its stream
+// through /proc/<pid>/fd, and answer in its name. The setting is for the
+// whole process and outlives Serve; a command's exec resets it for the
+// command alone.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg ServerConfig) error {
+	if err := setNonDumpable(); err != nil {
+		return fmt.Errorf("toolbox: make the server non-dumpable: %w", err)
+	}
+	if cfg.Subreaper {
+		if err := becomeSubreaper(); err != nil {
+			return fmt.Errorf("toolbox: become a child subreaper: %w", err)
+		}
+	}
+	root, err := os.OpenRoot(cfg.Root)
+	if err != nil {
+		return fmt.Errorf("toolbox: open tree: %w", err)
+	}
+	defer func() { _ = root.Close() }() // a directory opened for reading
+	display := cfg.Display
+	if display == "" {
+		display = cfg.Root
+	}
+	if !path.IsAbs(display) {
+		return fmt.Errorf("toolbox: display path %q is not absolute", display)
+	}
+	s := &server{
+		cfg:      cfg,
+		fs:       fsops.New(root, display),
+		bash:     cfg.Bash,
+		env:      cfg.Env,
+		out:      out,
+		inflight: make(map[uint64]context.CancelFunc),
+		writeErr: make(chan error, 1),
+	}
+	if s.bash == "" {
+		s.bash = "/bin/bash"
+	}
+	if s.env == nil {
+		s.env = []string{}
+	}
+	return s.serve(ctx, in)
+}
+
+// server is one Serve call's state.
+type server struct {
+	cfg  ServerConfig
+	fs   *fsops.FS
+	bash string
+	env  []string
+
+	wmu sync.Mutex // serialises writes to out
+	out io.Writer
+	// writeErr receives the first failed write; the loop then ends.
+	writeErr chan error
+
+	mu       sync.Mutex
+	inflight map[uint64]context.CancelFunc // guarded by mu
+	bashBusy bool                          // guarded by mu: a command runs
+	wg       sync.WaitGroup
+}
+
+// inbound is what the reader got: a frame's body, an oversized frame it
+// skipped, or the error that ended the stream.
+type inbound struct {
+	body     []byte
+	tooLarge uint32
+	err      error
+}
+
+// serve is the request loop.
+func (s *server) serve(ctx context.Context, in io.Reader) error {
+	ctx, cancel := context.WithCancel(ctx)
+	quit := make(chan struct{})
+	defer func() {
+		close(quit)
+		cancel()
+		s.wg.Wait()
+	}()
+	frames := make(chan inbound)
+	go readRequests(in, frames, quit)
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("toolbox: serve: %w", ctx.Err())
+		case err := <-s.writeErr:
+			return fmt.Errorf("toolbox: write reply: %w", err)
+		case f := <-frames:
+			switch {
+			case errors.Is(f.err, io.EOF):
+				return nil
+			case f.err != nil:
+				return fmt.Errorf("toolbox: read request: %w", f.err)
+			case f.tooLarge > 0:
+				s.replyError(0, errKindBadRequest, fmt.Sprintf("request frame of %d bytes is over the %d-byte limit", f.tooLarge, maxRequestFrame))
+				continue
+			}
+			if id, stop := s.dispatch(ctx, f.body); stop {
+				// Requests still running are cancelled and answer
+				// first; the goodbye is the last frame.
+				cancel()
+				s.wg.Wait()
+				s.reply(id, emptyResult{})
+				return nil
+			}
+		}
+	}
+}
+
+// readRequests reads frames into frames until the stream ends or quit is
+// closed. An oversized frame is skipped whole, so the stream stays in step.
+func readRequests(in io.Reader, frames chan<- inbound, quit <-chan struct{}) {
+	for {
+		var f inbound
+		n, err := readHeader(in)
+		switch {
+		case err != nil:
+			f.err = err
+		case n > maxRequestFrame:
+			if _, err := io.CopyN(io.Discard, in, int64(n)); err != nil {
+				f.err = noEOF(err)
+			} else {
+				f.tooLarge = n
+			}
+		default:
+			f.body, f.err = readBody(in, n)
+		}
+		select {
+		case frames <- f:
+		case <-quit:
+			return
+		}
+		if f.err != nil {
+			return
+		}
+	}
+}
+
+// dispatch decodes one request and starts it; a malformed or refused one
+// is answered at once. It reports a shutdown request and its id.
+func (s *server) dispatch(ctx context.Context, body []byte) (id uint64, shutdown bool) {
+	var req request
+	if err := decodeStrict(body, &req); err != nil {
+		s.replyError(lenientID(body), errKindBadRequest, "decode request: "+err.Error())
+		return 0, false
+	}
+	if req.ID == 0 {
+		s.replyError(0, errKindBadRequest, "request id 0")
+		return 0, false
+	}
+	switch req.Kind {
+	case kindCancel, kindShutdown:
+		if len(req.Args) > 0 && string(req.Args) != "{}" && string(req.Args) != "null" {
+			s.replyError(req.ID, errKindBadRequest, req.Kind+" takes no arguments")
+			return 0, false
+		}
+		if req.Kind == kindShutdown {
+			return req.ID, true
+		}
+		s.cancelRequest(req.ID)
+		return 0, false
+	}
+	run, err := s.prepare(req.Kind, req.Args)
+	if err != nil {
+		s.replyError(req.ID, errKindBadRequest, fmt.Sprintf("%s: %v", req.Kind, err))
+		return 0, false
+	}
+	reqCtx, release, kind, msg := s.admit(ctx, req.ID, req.Kind == kindBash)
+	if kind != "" {
+		s.replyError(req.ID, kind, msg)
+		return 0, false
+	}
+	s.wg.Go(func() {
+		result, err := s.runGuarded(reqCtx, run)
+		var kind string
+		if err != nil {
+			kind = errorKind(reqCtx, err) // before release cancels reqCtx
+		}
+		// Released before the reply goes out, so the client's next
+		// command never finds this one still running.
+		release()
+		if err != nil {
+			s.replyError(req.ID, kind, err.Error())
+			return
+		}
+		s.reply(req.ID, result)
+	})
+	return 0, false
+}
+
+// admit registers a request in flight, or says why it cannot run: an id
+// already in flight, too many requests, or a second command. release
+// unregisters it.
+func (s *server) admit(ctx context.Context, id uint64, isBash bool) (reqCtx context.Context, release func(), kind, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.inflight[id] != nil:
+		return nil, nil, errKindBadRequest, fmt.Sprintf("request %d is already in flight", id)
+	case len(s.inflight) >= maxInFlight:
+		return nil, nil, errKindBusy, fmt.Sprintf("%d requests in flight", len(s.inflight))
+	case isBash && s.bashBusy:
+		return nil, nil, errKindBusy, "a command is already running"
+	}
+	reqCtx, cancel := context.WithCancel(ctx)
+	s.inflight[id] = cancel
+	if isBash {
+		s.bashBusy = true
+	}
+	return reqCtx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		cancel()
+		delete(s.inflight, id)
+		if isBash {
+			s.bashBusy = false
+		}
+	}, "", ""
+}
+
+// cancelRequest cancels the request in flight under id; one already
+// answered (or never seen) is nothing to do.
+func (s *server) cancelRequest(id uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cancel := s.inflight[id]; cancel != nil {
+		cancel()
+	}
+}
+
+// runGuarded runs a request, turning a panic into an internal error so
+// one bad request does not take the server down.
+func (s *server) runGuarded(ctx context.Context, run job) (result any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			result, err = nil, fmt.Errorf("%w: panic: %v", errPanic, p)
+		}
+	}()
+	return run(ctx)
+}
+
+// errPanic marks a request that panicked.
+var errPanic = errors.New("internal failure")
+
+// errorKind classifies a failed request: its own cancellation, a closed
+// tree, anything else internal.
+func errorKind(ctx context.Context, err error) string {
+	switch {
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return errKindCanceled
+	case errors.Is(err, os.ErrClosed):
+		return errKindClosedRoot
+	case errors.Is(err, errVersion):
+		return errKindVersion
+	}
+	return errKindInternal
+}
+
+// lenientID is the id of a request that failed strict decoding, if a
+// lenient look finds one, so the refusal reaches the right call.
+func lenientID(body []byte) uint64 {
+	var probe struct {
+		ID uint64 `json:"id"`
+	}
+	// A decoder, unlike Unmarshal, stops after the first value, so trailing
+	// data does not hide the id.
+	if json.NewDecoder(bytes.NewReader(body)).Decode(&probe) != nil {
+		return 0
+	}
+	return probe.ID
+}
+
+// outReply is reply with its result still to be encoded.
+type outReply struct {
+	ID     uint64     `json:"id"`
+	Result any        `json:"result,omitempty"`
+	Error  *wireError `json:"error,omitempty"`
+}
+
+// reply sends a result.
+func (s *server) reply(id uint64, result any) { s.send(outReply{ID: id, Result: result}) }
+
+// replyError sends an error reply.
+func (s *server) replyError(id uint64, kind, msg string) {
+	s.send(outReply{ID: id, Error: &wireError{Kind: kind, Message: msg}})
+}
+
+// send writes one reply. A reply the client would refuse as oversized is
+// replaced by an internal error, so the server never breaks the stream
+// itself. The first write failure ends the loop.
+func (s *server) send(r outReply) {
+	frame, err := encodeFrame(r)
+	if err == nil && len(frame)-frameHeader > maxReplyFrame {
+		err = fmt.Errorf("reply of %d bytes is over the %d-byte limit", len(frame)-frameHeader, maxReplyFrame)
+	}
+	if err != nil {
+		frame, err = encodeFrame(outReply{ID: r.ID, Error: &wireError{Kind: errKindInternal, Message: err.Error()}})
+		if err != nil {
+			return // a fixed small struct always encodes
+		}
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if _, err := s.out.Write(frame); err != nil {
+		select {
+		case s.writeErr <- err:
+		default:
+		}
+	}
+}
