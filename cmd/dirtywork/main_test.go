@@ -62,6 +62,9 @@ func TestMain(m *testing.M) {
 		"GIT_COMMITTER_NAME":  "Test Committer",
 		"GIT_COMMITTER_EMAIL": "committer@example.com",
 		"GIT_COMMITTER_DATE":  "2026-01-02T03:04:05Z",
+		// No test of this package reaches a real Docker daemon by accident;
+		// the ones that need a daemon bring their own.
+		"DOCKER_HOST": "unix://" + filepath.Join(home, "no-docker.sock"),
 	}
 	for k, v := range isolated {
 		if err := os.Setenv(k, v); err != nil {

@@ -104,9 +104,10 @@ four runs at once and takes review verdicts.`,
 		notLanded("bench", "Sweep tasks over fixture repositories and score them", "bench"),
 		notLanded("tui", "Mission control: launch, follow and review runs", "mission control"),
 		newDemoCmd(io),
-		notLanded("image", "Build the docker worker image", "the docker sandbox"),
+		newImageCmd(io),
 		newLaneCmd(io),
 		newDevCmd(io),
+		newToolboxCmd(io),
 	)
 	return root
 }

@@ -47,7 +47,6 @@ func TestNotLandedCommandsRefuse(t *testing.T) {
 		{"runs", "list"},
 		{"bench"},
 		{"tui"},
-		{"image", "build"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			out, errOut, code := runMain(t, args...)

@@ -1,0 +1,49 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// ImageExists resolves ref to the local image's Id (sha256:<64 hex>), for
+// preflight: the Id, not the name, is what every container is then made
+// from, so nothing is ever pulled implicitly. digest is the registry digest
+// the image was pulled by (the first RepoDigests entry for ref's
+// repository, as name@sha256:…), or nil for a locally built image, which
+// has none. A missing image is ErrNotFound.
+func (c *Client) ImageExists(ctx context.Context, ref string) (id string, digest *string, err error) {
+	err = call(ctx, "inspect image "+ref, QueryTimeout, func(ctx context.Context) error {
+		img, err := c.api.ImageInspect(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if img.ID == "" {
+			return errors.New("the daemon reported no image Id")
+		}
+		id = img.ID
+		prefix := repositoryOf(ref) + "@sha256:"
+		for _, d := range img.RepoDigests {
+			if strings.HasPrefix(d, prefix) {
+				digest = &d
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return id, digest, nil
+}
+
+// repositoryOf is ref without its digest and tag: a ":" is a tag separator
+// only after the last "/", so localhost:5000/foo:tag is localhost:5000/foo.
+func repositoryOf(ref string) string {
+	name, _, _ := strings.Cut(ref, "@")
+	slash := strings.LastIndex(name, "/")
+	if colon := strings.LastIndex(name, ":"); colon > slash {
+		name = name[:colon]
+	}
+	return name
+}
