@@ -74,7 +74,7 @@ func (w *Workspace) runBash(ctx context.Context, command string, timeout time.Du
 		c.Env = w.bashEnv
 		c.Stdout = pw
 		c.Stderr = pw
-		c.Cancel = func() error { return killGroup(c) }
+		c.Cancel = func() error { return sandbox.KillGroup(c) }
 		c.WaitDelay = waitDelay
 	})
 	// bash holds its own copy of the write end; ours must go, or reading
@@ -94,11 +94,10 @@ func (w *Workspace) runBash(ctx context.Context, command string, timeout time.Du
 		return res, nil
 	}
 
-	outc := make(chan captured, 1)
-	go func() { outc <- capture(r, maxOutput) }()
+	drain := sandbox.StartDrain(r, maxOutput)
 	_ = cmd.Wait() // the status is in ProcessState
-	_ = killGroup(cmd)
-	out := collect(outc, r)
+	_ = sandbox.KillGroup(cmd)
+	out := drain.Wait(drainGrace)
 
 	state := cmd.ProcessState
 	exited := state != nil && state.Exited()
@@ -114,22 +113,9 @@ func (w *Workspace) runBash(ctx context.Context, command string, timeout time.Du
 	if exited {
 		res.ExitCode = state.ExitCode()
 	}
-	res.Output = decodeOutput(out.data)
-	res.Capped = out.capped
+	res.Output = sandbox.DecodeOutput(out.Data)
+	res.Capped = out.Capped
 	return res, nil
-}
-
-// collect waits for the output reader, giving up after drainGrace.
-func collect(outc <-chan captured, r *os.File) captured {
-	select {
-	case out := <-outc:
-		return out
-	case <-time.After(drainGrace):
-		// Closing the read end wakes the reader; what bash wrote before
-		// exiting was already read.
-		_ = r.Close()
-		return <-outc
-	}
 }
 
 // bashReady completes bash's environment and policy with the python user

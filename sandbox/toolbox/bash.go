@@ -2,12 +2,13 @@ package toolbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/dirtywork/dirtywork/sandbox"
 )
 
 const (
@@ -47,7 +48,7 @@ func (s *server) runBash(ctx context.Context, command string, timeout time.Durat
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.Cancel = func() error { return sandbox.KillGroup(cmd) }
 	cmd.WaitDelay = waitDelay
 	err = cmd.Start()
 	// bash holds its own copy of the write end; ours must go, or reading
@@ -65,14 +66,13 @@ func (s *server) runBash(ctx context.Context, command string, timeout time.Durat
 		return res, nil
 	}
 
-	outc := make(chan captured, 1)
-	go func() { outc <- capture(r, maxOutput) }()
+	drain := sandbox.StartDrain(r, maxOutput)
 	_ = cmd.Wait() // the status is in ProcessState
-	_ = killGroup(cmd)
+	_ = sandbox.KillGroup(cmd)
 	if s.cfg.Subreaper {
 		killAdopted()
 	}
-	out := collect(outc, r)
+	out := drain.Wait(drainGrace)
 
 	state := cmd.ProcessState
 	exited := state != nil && state.Exited()
@@ -88,8 +88,8 @@ func (s *server) runBash(ctx context.Context, command string, timeout time.Durat
 	if exited {
 		res.ExitCode = state.ExitCode()
 	}
-	res.Output = []byte(decodeOutput(out.data))
-	res.Capped = out.capped
+	res.Output = []byte(sandbox.DecodeOutput(out.Data))
+	res.Capped = out.Capped
 	return res, nil
 }
 
@@ -104,31 +104,4 @@ func (s *server) bashArgs(command string) []string {
 	kib := (s.cfg.MaxFileBytes + 1023) / 1024
 	script := fmt.Sprintf(`ulimit -f %d 2>/dev/null; exec -a bash "$0" -c "$1"`, kib)
 	return []string{"-c", script, s.bash, command}
-}
-
-// collect waits for the output reader, giving up after drainGrace.
-func collect(outc <-chan captured, r *os.File) captured {
-	select {
-	case out := <-outc:
-		return out
-	case <-time.After(drainGrace):
-		// Closing the read end wakes the reader; what bash wrote before
-		// exiting was already read.
-		_ = r.Close()
-		return <-outc
-	}
-}
-
-// killGroup sends SIGKILL to cmd's process group: bash leads a new
-// session, so the group holds every job it started that did not start a
-// session of its own. A group already gone is success.
-func killGroup(cmd *exec.Cmd) error {
-	if cmd.Process == nil {
-		return nil
-	}
-	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
 }
