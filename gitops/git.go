@@ -80,31 +80,11 @@ const maxStderrRead = 64 << 10
 // (exit code and stderr) unless the context ended, in which case the error
 // wraps ctx.Err().
 func (g *Git) Run(ctx context.Context, c Call) ([]byte, error) {
-	env := buildEnv(g.Environ(), c.Neutral, c.GitDir, c.WorkTree)
-	if c.IndexFile != "" {
-		env = append(env, "GIT_INDEX_FILE="+c.IndexFile)
+	p, err := g.prepare(ctx, c)
+	if err != nil {
+		return nil, err
 	}
-	var argv []string
-	if c.Dir != "" {
-		argv = append(argv, "-C", c.Dir)
-	}
-	if c.Neutral {
-		var filters []string
-		if c.Filters != nil {
-			filters = c.Filters.env
-		} else {
-			var err error
-			if filters, err = g.filterOverrides(ctx, c.Dir, env); err != nil {
-				return nil, err
-			}
-		}
-		env = append(env, filters...)
-		for _, kv := range neutralConfig {
-			argv = append(argv, "-c", kv)
-		}
-	}
-	argv = append(argv, neutralArgs(c.Neutral, c.Args)...)
-	return g.exec(ctx, argv, env)
+	return p.output(ctx)
 }
 
 // neutralArgs inserts the diff safety flags after the subcommand of diff,
@@ -129,31 +109,84 @@ func (g *Git) run(ctx context.Context, dir string, args ...string) ([]byte, erro
 
 // exec starts git with argv and env and waits for it.
 func (g *Git) exec(ctx context.Context, argv, env []string) ([]byte, error) {
+	return g.process(ctx, argv, env).output(ctx)
+}
+
+// process is one prepared git command.
+type process struct {
+	cmd    *exec.Cmd
+	argv   []string
+	sub    string
+	stderr *cappedBuffer
+}
+
+// prepare builds the process for c (environment, -C, neutral-mode config
+// and diff flags) without starting it; stdin and stdout are left to the
+// caller.
+func (g *Git) prepare(ctx context.Context, c Call) (*process, error) {
+	env := buildEnv(g.Environ(), c.Neutral, c.GitDir, c.WorkTree)
+	if c.IndexFile != "" {
+		env = append(env, "GIT_INDEX_FILE="+c.IndexFile)
+	}
+	var argv []string
+	if c.Dir != "" {
+		argv = append(argv, "-C", c.Dir)
+	}
+	if c.Neutral {
+		var filters []string
+		if c.Filters != nil {
+			filters = c.Filters.env
+		} else {
+			var err error
+			if filters, err = g.filterOverrides(ctx, c.Dir, env); err != nil {
+				return nil, err
+			}
+		}
+		env = append(env, filters...)
+		for _, kv := range neutralConfig {
+			argv = append(argv, "-c", kv)
+		}
+	}
+	argv = append(argv, neutralArgs(c.Neutral, c.Args)...)
+	return g.process(ctx, argv, env), nil
+}
+
+// process builds git with argv and env, stderr captured, not started.
+func (g *Git) process(ctx context.Context, argv, env []string) *process {
 	cmd := g.Command(ctx, g.Path, argv...)
 	cmd.Env = env
-	var stdout bytes.Buffer
 	stderr := &cappedBuffer{max: maxStderrRead}
-	cmd.Stdout = &stdout
 	cmd.Stderr = stderr
 	cmd.WaitDelay = waitDelay
-	err := cmd.Run()
-	if err == nil {
-		return stdout.Bytes(), nil
+	return &process{cmd: cmd, argv: argv, sub: subcommand(argv), stderr: stderr}
+}
+
+// output runs p and returns its stdout, or its failure.
+func (p *process) output(ctx context.Context) ([]byte, error) {
+	var stdout bytes.Buffer
+	p.cmd.Stdout = &stdout
+	if err := p.cmd.Run(); err != nil {
+		return stdout.Bytes(), p.failure(ctx, err)
 	}
-	sub := subcommand(argv)
+	return stdout.Bytes(), nil
+}
+
+// failure turns the error of running p into what Run would return: the
+// context's error when ctx ended, else an *Error with git's stderr.
+func (p *process) failure(ctx context.Context, err error) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return nil, fmt.Errorf("git %s: %w", sub, ctxErr)
+		return fmt.Errorf("git %s: %w", p.sub, ctxErr)
 	}
 	code := -1
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	}
-	return stdout.Bytes(), &Error{
-		Args:       argv,
-		Subcommand: sub,
+	return &Error{
+		Args:       p.argv,
+		Subcommand: p.sub,
 		ExitCode:   code,
-		Stderr:     trimStderr(stderr.Bytes()),
+		Stderr:     trimStderr(p.stderr.Bytes()),
 		Err:        err,
 	}
 }
