@@ -22,6 +22,12 @@ func (r *Runner) startRecord(p *prepared, slug string, lane gitops.Lane) transcr
 	if spec.VerifyCommand != "" {
 		verifyCommand = spec.VerifyCommand
 	}
+	// The image as given; the container's names and the image's digest
+	// are merged in once the container exists.
+	var image any
+	if spec.Sandbox == "docker" {
+		image = spec.Docker.Image
+	}
 	return transcript.Record{
 		"schema_version": transcript.SchemaVersion, "status": "running", "slug": slug,
 		"repo": p.repo.Root, "worktree": lane.Worktree, "branch": lane.Branch, "base_commit": lane.BaseCommit,
@@ -29,21 +35,31 @@ func (r *Runner) startRecord(p *prepared, slug string, lane gitops.Lane) transcr
 		"context_window": p.window, "context_window_source": p.windowSource,
 		"branch_from_run": p.fromRun, "feedback": spec.Feedback, "resumed_from": spec.ResumedFrom,
 		"verify_command": verifyCommand, "verify_rounds": spec.VerifyRounds, "verify_timeout": spec.VerifyTimeout,
-		"container": nil, "volume": nil, "image": nil, "image_digest": nil, "image_pinned": false,
+		"container": nil, "volume": nil, "image": image, "image_digest": nil, "image_pinned": false,
 		"host_pid": os.Getpid(), "started": isoUTC(r.now()), "sandbox": spec.Sandbox, "allow_commit": spec.AllowCommit,
 	}
 }
 
 // failure ends a run whose runner never returned (E-18): run.json and, when
 // the transcript exists, a failure run_end; the payload carries defaults.
-func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *transcript.Writer, status, msg string) *Payload {
+// fin is the docker finalize that ran on the way out, nil when none did:
+// its export_status joins run.json and the payload (E-14, E-18).
+func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *transcript.Writer, status, msg string,
+	fin *sandbox.Finalization,
+) *Payload {
 	if tw != nil {
 		_ = tw.Write(transcript.RunEndFailure{Status: status, Error: msg, ContextWindowSource: p.windowSource})
 	}
-	_, _ = transcript.MergeRecord(rec.dir, transcript.Record{
+	fields := transcript.Record{
 		"status": status, "error": msg, "trimmed_turns": 0, "timeouts": 0,
 		"context_window_source": p.windowSource, "ended": isoUTC(time.Now()),
-	})
+	}
+	var exportStatus *string
+	if fin != nil {
+		exportStatus = &fin.ExportStatus
+		fields["export_status"] = fin.ExportStatus
+	}
+	_, _ = transcript.MergeRecord(rec.dir, fields)
 	transcriptPath := ""
 	if tw != nil {
 		transcriptPath = tw.Path()
@@ -52,14 +68,15 @@ func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *trans
 		SchemaVersion: transcript.SchemaVersion, Status: status, Worktree: lane.Worktree, Branch: lane.Branch,
 		Transcript: transcriptPath, Usage: struct{}{}, FinalMessage: msg, Provider: p.spec.Provider,
 		RunDir: rec.dir, FilesChanged: []string{}, ContextWindowSource: p.windowSource,
-		BaseCommit: lane.BaseCommit, ResumedFrom: p.spec.ResumedFrom,
+		BaseCommit: lane.BaseCommit, ResumedFrom: p.spec.ResumedFrom, ExportStatus: exportStatus,
 	}
 }
 
 // finish records a run the loop ended: the status mapping of E-21,
-// run_end, run.json's end fields, and the payload.
-func (rec *record) finish(r *Runner, p *prepared, slug string, lane gitops.Lane, tw *transcript.Writer,
-	out Outcome, fin *sandbox.Finalization, finErr error,
+// run_end, run.json's end fields, and the payload. setup is the docker
+// --setup result, nil when none ran.
+func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcript.Writer,
+	out Outcome, fin *sandbox.Finalization, finErr error, setup *transcript.Setup,
 ) *Payload {
 	status := mapStatus(out.Status, fin, finErr)
 	if status != out.Status && fin != nil && fin.WatchdogViolation != nil {
@@ -86,7 +103,7 @@ func (rec *record) finish(r *Runner, p *prepared, slug string, lane gitops.Lane,
 		Status: status, Turns: out.Turns, DurationS: out.Duration.Seconds(), Usage: out.Usage,
 		StuckOn: out.StuckOn, LastToolResult: out.LastToolResult, LastAssistantText: out.LastAssistantText,
 		Verify: out.Verify, TrimmedTurns: out.TrimmedTurns, Timeouts: out.Timeouts,
-		ContextWindowSource: p.windowSource, Artifacts: artifacts, PrefixReuse: &prefixReuse,
+		ContextWindowSource: p.windowSource, Artifacts: artifacts, PrefixReuse: &prefixReuse, Setup: setup,
 	}
 	if finalizeError != nil {
 		end.FinalizeError = *finalizeError

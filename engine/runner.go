@@ -18,6 +18,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine/tools"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/sandbox/host"
 	"github.com/dirtywork/dirtywork/sandbox/host/confine"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -35,9 +36,15 @@ const TimingsEnv = "DIRTYWORK_TIMINGS"
 type PreflightError struct {
 	Msg  string
 	Hint string
+	// Err is the refusal's cause when one was classified (a docker
+	// sentinel, say), so callers can refine the hint; nil otherwise.
+	Err error
 }
 
 func (e *PreflightError) Error() string { return e.Msg }
+
+// Unwrap exposes the cause.
+func (e *PreflightError) Unwrap() error { return e.Err }
 
 func refuse(hint, format string, args ...any) *PreflightError {
 	return &PreflightError{Msg: fmt.Sprintf(format, args...), Hint: hint}
@@ -56,6 +63,9 @@ type Runner struct {
 	NewProvider func(Spec) (provider.Provider, error)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+
+	// docker is the docker sandbox (the real one when its fields are nil).
+	docker dockerBackend
 }
 
 func (r *Runner) getenv(k string) string {
@@ -86,6 +96,9 @@ type prepared struct {
 	baseRef      string
 	branchFrom   *string
 	fromRun      *string
+	// docker is the docker workspace's configuration as far as preflight
+	// knows it (docker mode only).
+	docker docker.WorkspaceConfig
 }
 
 // Run executes spec. It returns a *PreflightError when the run was refused
@@ -148,10 +161,10 @@ func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
 	}
 	// 6. The sandbox.
 	if spec.Sandbox == "docker" {
-		return nil, refuse("run with --sandbox none: host mode, where bash is confined by Landlock",
-			"the docker sandbox is not available in this build yet")
-	}
-	if confine.KernelABI() == 0 && r.getenv(AllowUnconfinedEnv) != "1" {
+		if err := r.dockerPreflight(ctx, p); err != nil {
+			return nil, err
+		}
+	} else if confine.KernelABI() == 0 && r.getenv(AllowUnconfinedEnv) != "1" {
 		return nil, refuse("set "+AllowUnconfinedEnv+"=1 to run host mode guarded only by the deny-list",
 			"this kernel does not enforce Landlock, which host mode needs to confine bash")
 	}
@@ -237,15 +250,17 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 			payload, err = nil, refuse("", "%s", msg)
 			return
 		}
-		payload, err = st.failure(p, slug, lane, tw, StatusModelError, msg), nil
+		payload, err = st.failure(p, slug, lane, tw, StatusModelError, msg, nil), nil
 	}
 	// Registered again once the transcript is open, so that one runs
 	// first (deferred calls run last-in first-out) and can still write
 	// run_end; whichever runs first stops the panic.
 	defer onPanic()
 	spec := p.spec
-	// Python's answer takes about as long as making the worktree: ask now.
-	host.PrewarmPythonUserSite(os.Environ(), os.TempDir())
+	if spec.Sandbox != "docker" {
+		// Python's answer takes about as long as making the worktree: ask now.
+		host.PrewarmPythonUserSite(os.Environ(), os.TempDir())
+	}
 	slug, err = transcript.NewSlug(spec.Task, r.now(), nil)
 	if err != nil {
 		return nil, refuse("", "make a run slug: %v", err)
@@ -271,15 +286,28 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	lanes := gitops.NewManager(nil, p.repo)
 	lane, err = lanes.Open(ctx, gitops.OpenOptions{
 		ID: slug, From: p.baseRef, OwnerPID: os.Getpid(), OwnerSession: r.getenv("DIRTYWORK_SESSION"),
+		// A container brings its own tree: the lane holds only its .git
+		// file until the export writes the worker's files into it (E-7).
+		NoCheckout: spec.Sandbox == "docker",
 	})
 	if err != nil {
 		_ = os.RemoveAll(runDir)
 		return nil, refuse("", "%v", err)
 	}
-	rollback := func() {
+	// closeLane removes the worktree and branch this run created, before
+	// any worker touched them.
+	closeLane := func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
+		if spec.Sandbox == "docker" {
+			if err := fillEmptyLane(cctx, lane); err != nil {
+				r.warnf("%v", err) // Close then keeps the lane: nothing is lost
+			}
+		}
 		_, _ = lanes.Close(cctx, slug)
+	}
+	rollback := func() {
+		closeLane()
 		_ = os.RemoveAll(runDir)
 	}
 
@@ -291,39 +319,30 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	}
 	fmt.Fprintf(r.Stderr, "worktree:   %s\n", lane.Worktree)
 
-	ws, err := host.Open(ctx, host.Config{
-		Worktree: lane.Worktree, CommonDir: p.repo.CommonDir, AdminDir: lane.GitDir,
-		Branch: lane.Branch, BaseCommit: lane.BaseCommit, AllowCommit: spec.AllowCommit,
-		Limits:          sandbox.Limits{MaxBytes: int64(spec.MaxWorktreeMB) << 20, MaxEntries: int64(spec.MaxWorktreeFiles)},
-		RequireLandlock: r.getenv(AllowUnconfinedEnv) != "1",
-	})
+	events := &sandboxEvents{}
+	op, err := r.openWorkspace(ctx, p, rec, slug, lane, events)
 	if err != nil {
-		if errors.Is(err, host.ErrNoLandlock) || errors.Is(err, host.ErrNoPrivateMounts) {
+		var pe *PreflightError
+		if errors.As(err, &pe) {
 			rollback()
-			return nil, refuse("set "+AllowUnconfinedEnv+"=1 to run host mode with the guards that remain", "%v", err)
+			return nil, pe
 		}
-		// A setup failure: the run exists, but its sandbox never started.
-		rollback2 := func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			_, _ = lanes.Close(cctx, slug)
-		}
-		rollback2()
+		// A setup failure: the run exists, but its sandbox never started
+		// (E-18). The record stays; the empty lane goes.
+		closeLane()
 		if ctx.Err() != nil {
-			return rec.failure(p, slug, lane, nil, StatusInterrupted, ""), nil
+			return rec.failure(p, slug, lane, nil, StatusInterrupted, "", nil), nil
 		}
-		return rec.failure(p, slug, lane, nil, StatusSandboxError, err.Error()), nil
+		return rec.failure(p, slug, lane, nil, StatusSandboxError, err.Error(), nil), nil
 	}
+	ws := op.ws
 	defer func() { _ = ws.Close() }()
 	r.mark("workspace")
-	info := ws.Info()
-	if info.Warning != "" {
-		r.warnf("%s", info.Warning)
-	}
 
 	tw, err = transcript.Create(filepath.Join(runDir, transcript.TranscriptName))
 	if err != nil {
-		return rec.failure(p, slug, lane, nil, StatusModelError, "unexpected error: create transcript: "+err.Error()), nil
+		return r.failAfterStart(ctx, p, rec, slug, lane, op, StatusModelError,
+			"unexpected error: create transcript: "+err.Error()), nil
 	}
 	defer func() { _ = tw.Close() }()
 	defer onPanic()
@@ -333,19 +352,34 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	if err != nil {
 		r.warnf("cannot read the repository's conventions: %v", err)
 	}
-	system := SystemPrompt(lane.Worktree, conv.Name, conv.Text, spec.AllowCommit)
+	system := SystemPrompt(ws.DisplayRoot(), conv.Name, conv.Text, spec.AllowCommit)
 
-	_ = tw.Write(r.runStart(p, lane, info))
+	_ = tw.Write(r.runStart(p, lane, op.settings))
+	events.attach(tw)
 	r.mark("run_start")
-	out, fin, finErr := r.loopAndFinalize(ctx, p, ws, tw, lane, system)
-	return rec.finish(r, p, slug, lane, tw, out, fin, finErr), nil
+	out, fin, finErr := r.loopAndFinalize(ctx, p, ws, op.guard(lane), tw, system)
+	return rec.finish(r, p, lane, tw, out, fin, finErr, events.setupRecord()), nil
 }
 
-// loopAndFinalize runs the loop and finalize; a panic anywhere becomes a
-// model_error outcome instead of a crash without a result.
-func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, ws sandbox.Workspace, tw *transcript.Writer,
-	lane gitops.Lane, system string,
-) (out Outcome, fin *sandbox.Finalization, finErr error) {
+// loopAndFinalize runs the loop and then finalize, whatever the loop's
+// outcome: the operator needs to know what the worker left. A panic in
+// either becomes a model_error outcome or a finalize error instead of a
+// crash without a result.
+func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, ws sandbox.Workspace, guard policy.Options,
+	tw *transcript.Writer, system string,
+) (Outcome, *sandbox.Finalization, error) {
+	out := r.runLoop(ctx, p, ws, guard, tw, system)
+	fin, err := finalize(ctx, ws)
+	if err != nil {
+		return out, nil, err
+	}
+	return out, fin, nil
+}
+
+// runLoop runs the agent loop; a panic ends it as model_error.
+func (r *Runner) runLoop(ctx context.Context, p *prepared, ws sandbox.Workspace, guard policy.Options,
+	tw *transcript.Writer, system string,
+) (out Outcome) {
 	spec := p.spec
 	defer func() {
 		if v := recover(); v != nil {
@@ -354,7 +388,6 @@ func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, ws sandbox.Wo
 			fmt.Fprintf(r.Stderr, "error: %s\n%s", out.FinalMessage, debug.Stack())
 		}
 	}()
-	guard := policy.Options{Mode: policy.Host, Worktrees: worktreeForms(lane.Worktree)}
 	loop := &Loop{
 		Provider: p.prov, Tools: tools.New(ws, guard), Events: tw,
 		Model: spec.Model, MaxTurns: spec.MaxTurns, Timeout: spec.Timeout, Temperature: spec.Temperature,
@@ -367,37 +400,17 @@ func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, ws sandbox.Wo
 			Timeout: time.Duration(spec.VerifyTimeout) * time.Second,
 		}
 	}
-	out = loop.Run(ctx, system, spec.Task)
-
-	// Finalize even when the run was interrupted: the operator needs to
-	// know what the worker left.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-	defer cancel()
-	f, err := ws.Finalize(fctx)
-	if err != nil {
-		return out, nil, err
-	}
-	return out, &f, nil
+	return loop.Run(ctx, system, spec.Task)
 }
 
-// worktreeForms is the worktree as given and as resolved, for the
-// deny-list's path rewrite.
-func worktreeForms(wt string) []string {
-	forms := []string{wt}
-	if resolved, err := filepath.EvalSymlinks(wt); err == nil && resolved != wt {
-		forms = append(forms, resolved)
-	}
-	return forms
-}
-
-func (r *Runner) runStart(p *prepared, lane gitops.Lane, info host.Info) transcript.RunStart {
+func (r *Runner) runStart(p *prepared, lane gitops.Lane, sandboxSettings any) transcript.RunStart {
 	spec := p.spec
 	return transcript.RunStart{
 		Task: spec.Task, Model: spec.Model, MaxTurns: spec.MaxTurns, Timeout: int(spec.Timeout / time.Second),
 		ContextWindow: p.window, ContextWindowSource: p.windowSource,
 		Repo: p.repo.Root, Worktree: lane.Worktree, Branch: lane.Branch, BranchFrom: p.branchFrom,
 		BaseCommit: lane.BaseCommit, BaseURL: p.prov.BaseURL(), DirtyworkVersion: r.Version,
-		Temperature: spec.Temperature, Sandbox: info, Provider: spec.Provider,
+		Temperature: spec.Temperature, Sandbox: sandboxSettings, Provider: spec.Provider,
 		ResumedFrom: spec.ResumedFrom, Feedback: spec.Feedback, BaseRef: p.baseRefName(),
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	workerimage "github.com/dirtywork/dirtywork/docker"
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -23,14 +25,9 @@ const (
 	defaultAnthropicURL  = "https://api.anthropic.com"
 )
 
-// defaultImage is the locally built worker image of this version.
-func defaultImage() string { return "dirtywork-worker:" + imageTag(Version()) }
-
-// imageTag makes a version usable as an image tag.
-func imageTag(v string) string {
-	v = regexp.MustCompile(`[^A-Za-z0-9_.-]`).ReplaceAllString(v, "-")
-	return strings.TrimLeft(v, ".-")
-}
+// defaultImage is the locally built worker image of this version, the one
+// `dirtywork image build` makes by default.
+func defaultImage() string { return workerimage.DefaultImage(Version()) }
 
 // runFlags are the raw flag values of run.
 type runFlags struct {
@@ -232,7 +229,7 @@ func runAndPrint(ctx context.Context, io *streams, spec engine.Spec) (*engine.Pa
 	if err != nil {
 		var pe *engine.PreflightError
 		if errors.As(err, &pe) {
-			return nil, &exitError{Code: ExitUsage, Err: errors.New(pe.Msg), Hint: pe.Hint}
+			return nil, &exitError{Code: ExitUsage, Err: errors.New(pe.Msg), Hint: preflightHint(pe, spec)}
 		}
 		return nil, err
 	}
@@ -244,4 +241,13 @@ func runAndPrint(ctx context.Context, io *streams, spec engine.Spec) (*engine.Pa
 		return nil, fmt.Errorf("print the result: %w", err)
 	}
 	return payload, nil
+}
+
+// preflightHint is a refusal's hint; a missing worker image gets the exact
+// command that builds it, which only the command line knows.
+func preflightHint(pe *engine.PreflightError, spec engine.Spec) string {
+	if errors.Is(pe, docker.ErrImageMissing) {
+		return imageMissingHint(spec.Docker.Image) + "; or run with --sandbox none (host mode)"
+	}
+	return pe.Hint
 }

@@ -354,7 +354,6 @@ func TestRunPreflightRefusals(t *testing.T) {
 		{"zero turns", []string{"--max-turns", "0"}, nil, "--max-turns must be at least 1"},
 		{"bogus provider", []string{"--provider", "bogus"}, nil, "--provider must be openai or anthropic"},
 		{"anthropic not yet", []string{"--provider", "anthropic"}, nil, "anthropic provider is not available"},
-		{"docker not yet", []string{"--sandbox", "docker"}, nil, "docker sandbox is not available"},
 		{"allow-commit with docker", []string{"--sandbox", "docker", "--allow-commit"}, nil, "--allow-commit requires --sandbox none: docker export carries files, not commits"},
 		{"unknown flag", []string{"--bogus"}, nil, "unknown flag"},
 		{"unknown run", []string{"--branch-from", "@no-such-run"}, nil, "unknown run 'no-such-run'"},
@@ -472,10 +471,11 @@ func TestRunServerDiesMidRun(t *testing.T) {
 	e := newE2E(t, `{"turns":[{"tool_calls":[{"name":"list_dir","arguments":{}}]},{"text":"never sent","delay_ms":20000}]}`)
 	go func() {
 		deadline := time.Now().Add(20 * time.Second)
-		for len(e.srv.Requests()) < 1 && time.Now().Before(deadline) {
+		// The first chat request answered (the model listing does not count).
+		for len(e.srv.ChatRequests()) < 1 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		time.Sleep(200 * time.Millisecond) // the second request is now waiting on its reply
+		time.Sleep(300 * time.Millisecond) // the second request is now waiting on its reply
 		_ = e.srv.Close()
 	}()
 	payload, stderr, code := e.run()

@@ -33,12 +33,21 @@ func main() {
 	runs := flag.Int("runs", 5, "runs to take medians over")
 	scenario := flag.String("scenario", "", "scenario script (default: the embedded std20)")
 	bin := flag.String("binary", "", "dirtywork binary to measure (default: build one)")
+	sandboxFlag := flag.String("sandbox", "none", "sandbox to measure: none (host) or docker")
+	image := flag.String("image", "dirtywork-worker:dev", "worker image for -sandbox docker")
 	flag.Parse()
+	sandboxArgs = []string{"--sandbox", *sandboxFlag}
+	if *sandboxFlag == "docker" {
+		sandboxArgs = append(sandboxArgs, "--image", *image)
+	}
 	if err := run(*files, *runs, *scenario, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "perf:", err)
 		os.Exit(1)
 	}
 }
+
+// sandboxArgs select the sandbox the runs use.
+var sandboxArgs []string
 
 // sample is one run's figures.
 type sample struct {
@@ -101,8 +110,9 @@ func measure(bin, repo, home string, script scripted.Script) (sample, error) {
 		return sample{}, err
 	}
 	defer func() { _ = srv.Close() }()
-	cmd := exec.Command(bin, "run", "--sandbox", "none", "--repo", repo, "--base-url", base,
-		"--model", script.ModelID(), "--context-window", "65536", script.Task)
+	args := append([]string{"run"}, sandboxArgs...)
+	args = append(args, "--repo", repo, "--base-url", base, "--model", script.ModelID(), "--context-window", "65536", script.Task)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "DIRTYWORK_HOME="+home, "DIRTYWORK_TIMINGS=1")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -166,7 +176,7 @@ func report(files int, samples []sample) {
 		return median(ds)
 	}
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
-	fmt.Printf("host, %d files, medians of %d runs\n", files, len(samples))
+	fmt.Printf("%s, %d files, medians of %d runs\n", strings.Join(sandboxArgs, " "), files, len(samples))
 	fmt.Printf("  whole run              %s\n", ms(pick(func(s sample) time.Duration { return s.whole })))
 	fmt.Printf("  to first model request %s\n", ms(pick(func(s sample) time.Duration { return s.first })))
 	fmt.Printf("    worktree ready at    %s (lane opened, checkout included)\n", ms(pick(func(s sample) time.Duration { return s.checkout })))

@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+// hostModeHint ends every docker refusal's hint: the way to run without
+// docker at all.
+const hostModeHint = "run with --sandbox none: host mode, where bash is confined by Landlock"
+
+// dockerWorkspace is what a run needs of the docker sandbox beyond the
+// tools: what it records about the container.
+type dockerWorkspace interface {
+	sandbox.Workspace
+	// Settings is run_start's sandbox object.
+	Settings() map[string]any
+	// Names are the container's and the worktree volume's names.
+	Names() (container, volume string)
+	// ImageDigest is the image's registry digest, nil for a local build.
+	ImageDigest() *string
+}
+
+// dockerBackend is the docker sandbox's entry points; tests substitute
+// them to reach the engine's docker paths without a daemon.
+type dockerBackend struct {
+	preflight func(context.Context, docker.WorkspaceConfig) error
+	open      func(context.Context, docker.WorkspaceConfig) (dockerWorkspace, error)
+}
+
+// realDocker is the docker sandbox itself.
+var realDocker = dockerBackend{
+	preflight: docker.Preflight,
+	open: func(ctx context.Context, cfg docker.WorkspaceConfig) (dockerWorkspace, error) {
+		ws, err := docker.Open(ctx, cfg)
+		if err != nil {
+			return nil, err // never a typed nil inside the interface
+		}
+		return ws, nil
+	},
+}
+
+func (r *Runner) dockerBackend() dockerBackend {
+	if r.docker.preflight == nil || r.docker.open == nil {
+		return realDocker
+	}
+	return r.docker
+}
+
+// dockerPreflight is preflight step 6 for --sandbox docker: the parts of
+// the workspace's configuration known before the run exists, checked by
+// the sandbox (daemon, image, object store). A refusal names what failed
+// and how to do without docker.
+func (r *Runner) dockerPreflight(ctx context.Context, p *prepared) error {
+	cfg, err := dockerConfig(p.spec, p.repo)
+	if err != nil {
+		return &PreflightError{Msg: err.Error(), Hint: hostModeHint, Err: err}
+	}
+	if err := r.dockerBackend().preflight(ctx, cfg); err != nil {
+		return &PreflightError{Msg: err.Error(), Hint: dockerHint(err), Err: err}
+	}
+	p.docker = cfg
+	return nil
+}
+
+// dockerConfig is the workspace configuration that spec and the
+// repository decide; the run's own names and paths come at open.
+func dockerConfig(spec Spec, repo gitops.Repo) (docker.WorkspaceConfig, error) {
+	d := spec.Docker
+	cfg := docker.WorkspaceConfig{
+		RepoRoot: repo.Root, CommonDir: repo.CommonDir,
+		Image: d.Image, AllowNetwork: d.AllowNetwork, Memory: d.Memory, CPUs: d.CPUs,
+		TmpSize: d.TmpSize, GitdirSize: d.GitdirSize, MinFreeMB: d.MinFreeMB,
+		KeepVolume: d.KeepVolume, MaxPatchMB: d.MaxPatchMB, WithHistory: d.WithHistory, Setup: d.Setup,
+		Limits: sandbox.Limits{MaxBytes: int64(spec.MaxWorktreeMB) << 20, MaxEntries: int64(spec.MaxWorktreeFiles)},
+	}
+	// The tool server is this very binary, so it speaks this version's
+	// protocol; only a Linux build can run inside the container.
+	if runtime.GOOS == "linux" {
+		exe, err := os.Executable()
+		if err != nil {
+			return cfg, fmt.Errorf("find this program's binary for the container's tool server: %w", err)
+		}
+		cfg.ToolboxBinary = exe
+	}
+	return cfg, nil
+}
+
+// dockerHint is the fix for a docker preflight refusal.
+func dockerHint(err error) string {
+	switch {
+	case errors.Is(err, docker.ErrDaemonUnreachable), errors.Is(err, docker.ErrTimedOut):
+		return "start the Docker daemon (or point DOCKER_HOST at one that runs), or " + hostModeHint
+	case errors.Is(err, docker.ErrImageMissing):
+		return "build the worker image with: dirtywork image build (or name another with --image), or " + hostModeHint
+	case errors.Is(err, docker.ErrLowDiskSpace):
+		return "free disk space for docker (or lower --min-free-mb), or " + hostModeHint
+	}
+	return "fix the docker setup named above, or " + hostModeHint
+}
+
+// openDocker starts the run's container and records its names in run.json.
+// Its resets and --setup result go to events.
+func (r *Runner) openDocker(ctx context.Context, p *prepared, rec *record, slug string, lane gitops.Lane,
+	events *sandboxEvents,
+) (*opened, error) {
+	cfg := p.docker
+	cfg.Slug = slug
+	cfg.Worktree, cfg.Branch, cfg.BaseCommit = lane.Worktree, lane.Branch, lane.BaseCommit
+	cfg.RunDir = rec.dir
+	cfg.OnReset = events.reset
+	cfg.OnSetup = events.setupDone
+	ws, err := r.dockerBackend().open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	container, volume := ws.Names()
+	digest := ws.ImageDigest()
+	if _, err := transcript.MergeRecord(rec.dir, transcript.Record{
+		"container": container, "volume": volume, "image": cfg.Image,
+		"image_digest": digest, "image_pinned": digest != nil,
+	}); err != nil {
+		_ = ws.Close()
+		return nil, fmt.Errorf("record the container in run.json: %w", err)
+	}
+	return &opened{ws: ws, settings: ws.Settings(), docker: ws, volume: volume}, nil
+}

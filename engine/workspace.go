@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+
+	"github.com/dirtywork/dirtywork/engine/policy"
+	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/host"
+)
+
+// opened is the workspace a run works in, with what the run records and
+// enforces around it.
+type opened struct {
+	ws sandbox.Workspace
+	// settings is run_start's sandbox object.
+	settings any
+	// docker is the docker workspace, nil in host mode.
+	docker dockerWorkspace
+	// volume is the docker worktree volume's name, "" in host mode.
+	volume string
+}
+
+// guard is the bash deny-list's configuration: in a container the
+// host-only rules do not apply and no host path needs rewriting.
+func (o *opened) guard(lane gitops.Lane) policy.Options {
+	if o.docker != nil {
+		return policy.Options{Mode: policy.Docker}
+	}
+	return policy.Options{Mode: policy.Host, Worktrees: worktreeForms(lane.Worktree)}
+}
+
+// openWorkspace opens the run's sandbox. A *PreflightError refuses the
+// run (exit 2, the caller removes what it created); any other error is a
+// setup failure.
+func (r *Runner) openWorkspace(ctx context.Context, p *prepared, rec *record, slug string, lane gitops.Lane,
+	events *sandboxEvents,
+) (*opened, error) {
+	if p.spec.Sandbox == "docker" {
+		return r.openDocker(ctx, p, rec, slug, lane, events)
+	}
+	spec := p.spec
+	ws, err := host.Open(ctx, host.Config{
+		Worktree: lane.Worktree, CommonDir: p.repo.CommonDir, AdminDir: lane.GitDir,
+		Branch: lane.Branch, BaseCommit: lane.BaseCommit, AllowCommit: spec.AllowCommit,
+		Limits:          sandbox.Limits{MaxBytes: int64(spec.MaxWorktreeMB) << 20, MaxEntries: int64(spec.MaxWorktreeFiles)},
+		RequireLandlock: r.getenv(AllowUnconfinedEnv) != "1",
+	})
+	if err != nil {
+		if errors.Is(err, host.ErrNoLandlock) || errors.Is(err, host.ErrNoPrivateMounts) {
+			return nil, refuse("set "+AllowUnconfinedEnv+"=1 to run host mode with the guards that remain", "%v", err)
+		}
+		return nil, err
+	}
+	info := ws.Info()
+	if info.Warning != "" {
+		r.warnf("%s", info.Warning)
+	}
+	return &opened{ws: ws, settings: info}, nil
+}
+
+// worktreeForms is the worktree as given and as resolved, for the
+// deny-list's path rewrite.
+func worktreeForms(wt string) []string {
+	forms := []string{wt}
+	if resolved, err := filepath.EvalSymlinks(wt); err == nil && resolved != wt {
+		forms = append(forms, resolved)
+	}
+	return forms
+}

@@ -1,0 +1,169 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/export"
+)
+
+// Caps of the export when the config gives none (S-1's defaults): an
+// export is never unbounded.
+const (
+	defaultMaxExportBytes = 2048 << 20
+	defaultMaxExportFiles = 200000
+	defaultMaxPatchMB     = 10
+)
+
+// Finalize stops the container (the tool server shuts down, then the
+// container is killed, so no worker process is left), then exports the
+// tree: the stopped container's /work is downloaded through the Engine
+// API and validated and written into the host lane by export.Extract
+// (.git entries left out and listed), the diff against the base is
+// computed in Go from the host repository's base blobs (no git runs on
+// worker content, and the tree's .gitattributes changes nothing) into
+// <RunDir>/diff.patch, and the lane's index is rebuilt from the base tree
+// with host git. A failed export is export_status "export_failed: <reason>"
+// with a nil error, and the volume is kept; a watchdog violation is
+// reported, and never prevents the export.
+func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) {
+	fin := sandbox.Finalization{
+		FilesChanged:      []string{},
+		EscapingSymlinks:  []string{},
+		DroppedGitEntries: []string{},
+	}
+	w.mu.Lock()
+	if w.finalized || w.closed {
+		w.mu.Unlock()
+		return fin, &sandbox.SandboxError{Op: "finalize", Err: errStopped}
+	}
+	w.finalized = true
+	w.mu.Unlock()
+	if w.wd != nil {
+		w.wd.stop()
+	}
+	w.stopContainer()
+	if v := w.currentViolation(); v != nil {
+		reason, kind := v.Reason, v.Kind
+		fin.WatchdogViolation, fin.WatchdogViolationKind = &reason, &kind
+	}
+	reason, err := w.export(ctx, &fin)
+	if err != nil {
+		return fin, err
+	}
+	if reason != "" {
+		fin.ExportStatus = "export_failed: " + reason
+		return fin, nil
+	}
+	fin.ExportStatus = "ok"
+	w.mu.Lock()
+	w.exportOK = true
+	w.mu.Unlock()
+	return fin, nil
+}
+
+// export fills fin from the stopped container's tree; reason is why the
+// export failed ("" when it did not). The error is only a cancelled
+// context's.
+func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (string, error) {
+	caps := export.Caps{MaxFiles: w.cfg.Limits.MaxEntries, MaxBytes: w.cfg.Limits.MaxBytes}
+	if caps.MaxFiles <= 0 {
+		caps.MaxFiles = defaultMaxExportFiles
+	}
+	if caps.MaxBytes <= 0 {
+		caps.MaxBytes = defaultMaxExportBytes
+	}
+	pr, pw := io.Pipe()
+	type extracted struct {
+		sum export.Summary
+		err error
+	}
+	done := make(chan extracted, 1)
+	go func() {
+		sum, err := export.Extract(pr, w.cfg.Worktree, caps)
+		_ = pr.CloseWithError(errExtractStopped) // a refusal stops the download
+		done <- extracted{sum, err}
+	}()
+	var dropped []string
+	dlErr := w.cl.download(ctx, w.names.Container, workDir, func(r io.Reader) error {
+		return rebaseArchive(r, pw, &dropped)
+	})
+	if dlErr != nil {
+		_ = pw.CloseWithError(dlErr) // the extraction fails on a cut stream
+	} else {
+		_ = pw.Close()
+	}
+	ex := <-done
+	if dropped != nil {
+		fin.DroppedGitEntries = dropped
+	}
+	fin.WorktreeFiles, fin.WorktreeBytes = ex.sum.Members, ex.sum.Bytes
+	if ex.sum.EscapingSymlinks != nil {
+		fin.EscapingSymlinks = ex.sum.EscapingSymlinks
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("export %s: %w", w.names.WorkVolume, err)
+	}
+	var ref *export.Refusal
+	switch {
+	case errors.As(ex.err, &ref) && !errors.Is(ex.err, errExtractStopped) && (dlErr == nil || !errors.Is(ref, export.ErrExtraction)):
+		return ref.Reason, nil
+	case dlErr != nil:
+		return "docker step failed: " + dlErr.Error(), nil
+	case ex.err != nil:
+		return ex.err.Error(), nil
+	}
+	if reason := w.diff(ctx, fin); reason != "" {
+		return reason, nil
+	}
+	// The only host git after the export: it reads the base tree into
+	// the lane's index, not the worker's files.
+	if _, err := w.git.Run(ctx, gitops.Call{Dir: w.cfg.Worktree, Args: []string{"read-tree", w.cfg.BaseCommit}, Neutral: true}); err != nil {
+		return "rebuild the worktree's index: " + err.Error(), nil
+	}
+	return "", nil
+}
+
+// diff computes the change against the base into <RunDir>/diff.patch and
+// fin; it returns why it failed, or "".
+func (w *Workspace) diff(ctx context.Context, fin *sandbox.Finalization) string {
+	base, err := baseTree(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit)
+	if err != nil {
+		return err.Error()
+	}
+	root, err := os.OpenRoot(w.cfg.Worktree)
+	if err != nil {
+		return "open the worktree: " + err.Error()
+	}
+	defer func() { _ = root.Close() }() // read-only
+	path := filepath.Join(w.cfg.RunDir, "diff.patch")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return "create the patch: " + err.Error()
+	}
+	maxPatch := w.cfg.MaxPatchMB
+	if maxPatch <= 0 {
+		maxPatch = defaultMaxPatchMB
+	}
+	d, err := export.DiffTree(ctx, root, base, f, export.DiffOptions{MaxPatchMB: maxPatch})
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("write %s: %w", path, cerr)
+	}
+	if err != nil {
+		return "diff the exported tree: " + err.Error()
+	}
+	fin.PatchPath = &path
+	fin.DiffStat = d.Stat
+	fin.FilesChanged, fin.FilesChangedTruncated = d.Files, d.FilesTruncated
+	if fin.FilesChanged == nil {
+		fin.FilesChanged = []string{}
+	}
+	return ""
+}

@@ -1,0 +1,153 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrImageMissing: the worker image is not on the daemon. Nothing is ever
+// pulled; the message names the command that builds it.
+var ErrImageMissing = errors.New("worker image missing")
+
+// ErrLowDiskSpace: the local daemon's storage has less free space than the
+// run's floor (--min-free-mb).
+var ErrLowDiskSpace = errors.New("not enough free disk space for docker")
+
+// Preflight checks, creating nothing, that a run with cfg can start
+// (S-6…S-10): the daemon answers (within QueryTimeout, so a hanging daemon
+// is refused in time: ErrDaemonUnreachable), the image is on it
+// (ErrImageMissing), the run's container and volume names are free
+// (ErrConflict), and a daemon on this machine has cfg.MinFreeMB free
+// (ErrLowDiskSpace). Errors are worded for the user. The names are checked
+// only when cfg.Slug is set: the engine's preflight runs before the run
+// has one, and Open checks them again in any case.
+func Preflight(ctx context.Context, cfg WorkspaceConfig) error {
+	var names objectNames
+	if cfg.Slug != "" {
+		var err error
+		if names, err = namesFor(cfg.Slug); err != nil {
+			return err
+		}
+	}
+	if _, err := limitsOf(cfg); err != nil {
+		return err
+	}
+	cl, err := Connect()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = cl.Close() }() // idle connections only
+	if _, err := cl.ServerVersion(ctx); err != nil {
+		if errors.Is(err, ErrDaemonUnreachable) {
+			return fmt.Errorf("no docker daemon answers: %w (start Docker, or use --sandbox none)", err)
+		}
+		return fmt.Errorf("%w: %w (start Docker, or use --sandbox none)", ErrDaemonUnreachable, err)
+	}
+	if _, _, err := cl.ImageExists(ctx, cfg.Image); err != nil {
+		return imageError(cfg.Image, err)
+	}
+	if cfg.Slug != "" {
+		if err := checkNamesFree(ctx, cl, names); err != nil {
+			return err
+		}
+	}
+	if cl.Endpoint().isLocal() && cfg.MinFreeMB > 0 {
+		return checkFreeSpace(ctx, cl, cfg.MinFreeMB)
+	}
+	return nil
+}
+
+// imageError words a failed image lookup: a missing image names the
+// command that builds it.
+func imageError(image string, err error) error {
+	if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	cmd := "dirtywork image build --tag " + shellWord(image)
+	return fmt.Errorf("%w: image %s is not on the docker daemon and dirtywork never pulls; build it with: %s "+
+		"(where no container registry is reachable: %s --bootstrap-base)", ErrImageMissing, image, cmd, cmd)
+}
+
+// checkNamesFree refuses when the run's container or volumes exist
+// (S-10): they are never removed here, the message says how to.
+func checkNamesFree(ctx context.Context, cl *Client, n objectNames) error {
+	for _, name := range []string{n.Container, n.Setup} {
+		_, err := cl.inspectContainer(ctx, name)
+		switch {
+		case err == nil:
+			return fmt.Errorf("%w: container %s already exists; remove it with: docker rm -f %s", ErrConflict, name, name)
+		case !errors.Is(err, ErrNotFound):
+			return err
+		}
+	}
+	for _, name := range []string{n.WorkVolume, n.ToolsVolume} {
+		_, err := cl.volumeLabels(ctx, name)
+		switch {
+		case err == nil:
+			return fmt.Errorf("%w: volume %s already exists; remove it with: docker volume rm %s", ErrConflict, name, name)
+		case !errors.Is(err, ErrNotFound):
+			return err
+		}
+	}
+	return nil
+}
+
+// isLocal reports whether the daemon runs on this machine (a unix socket),
+// so its storage can be measured here.
+func (e Endpoint) isLocal() bool {
+	return strings.HasPrefix(e.Host, "unix://")
+}
+
+// dockerRoot is the local daemon's storage directory.
+func dockerRoot(ctx context.Context, cl *Client) (string, error) {
+	var root string
+	err := call(ctx, "query docker daemon info", QueryTimeout, func(ctx context.Context) error {
+		info, err := cl.api.Info(ctx)
+		root = info.DockerRootDir
+		return err
+	})
+	if err == nil && root == "" {
+		root = "/"
+	}
+	return root, err
+}
+
+// freeMB is the space free to unprivileged users on path's file system.
+func freeMB(path string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return 0, fmt.Errorf("measure free space of %s: %w", path, err)
+	}
+	return int64(st.Bavail) * st.Bsize >> 20, nil
+}
+
+// checkFreeSpace refuses when the daemon's storage has less than floorMB
+// free.
+func checkFreeSpace(ctx context.Context, cl *Client, floorMB int) error {
+	root, err := dockerRoot(ctx, cl)
+	if err != nil {
+		return err
+	}
+	free, err := freeMB(root)
+	if err != nil {
+		return err
+	}
+	if free < int64(floorMB) {
+		return fmt.Errorf("%w: %s has %d MB free, under the %d MB floor (free space, or lower --min-free-mb)",
+			ErrLowDiskSpace, root, free, floorMB)
+	}
+	return nil
+}
+
+// shellWord quotes s for a POSIX shell unless it is made of characters an
+// image reference uses.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

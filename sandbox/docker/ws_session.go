@@ -1,0 +1,181 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/dirtywork/dirtywork/sandbox/toolbox"
+)
+
+// maxServerLog caps what is kept of the tool server's stderr.
+const maxServerLog = 64 << 10
+
+// session is one worker container and the tool server running in it,
+// spoken to over the container's attached stdin and stdout.
+type session struct {
+	id     string
+	tb     *toolbox.Client
+	hijack types.HijackedResponse
+	log    *cappedLog
+	// demuxed is closed when the attached stream ended.
+	demuxed chan struct{}
+}
+
+// startSession creates, fills (first only), attaches to and starts a
+// worker container, checks its tool server and initialises the worker's
+// repository: first populates /work from the base tree, a later session
+// (a reset) keeps /work and rebuilds the index only. On failure nothing of
+// the session is left.
+func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, err error) {
+	spec := workerSpec(w.names, w.imageID, w.labels, w.limits, w.cfg.AllowNetwork)
+	id, err := w.cl.createContainer(ctx, w.names.Container, spec)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{id: id, log: &cappedLog{max: maxServerLog}, demuxed: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			w.discardSession(s)
+		}
+	}()
+	if first {
+		if err := w.fillVolumes(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	// Attach before start, so not a byte of the server's output is lost
+	// and its stdin is ours from its first instant.
+	s.hijack, err = w.cl.attach(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.cl.start(ctx, id); err != nil {
+		s.hijack.Close()
+		close(s.demuxed)
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		defer close(s.demuxed)
+		_, err := stdcopy.StdCopy(pw, s.log, s.hijack.Reader)
+		_ = pw.CloseWithError(err) // nil: end of stream for the client
+	}()
+	s.tb = toolbox.NewClient(pr, attachStdin{&s.hijack})
+	info, err := s.tb.Hello(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("start the tool server in %s: %w%s", w.names.Container, err, s.log.suffix())
+	}
+	if info.UID != workerUID || info.Dumpable {
+		return nil, fmt.Errorf("tool server in %s runs as uid %d (dumpable %v), want uid %d, not dumpable",
+			w.names.Container, info.UID, info.Dumpable, workerUID)
+	}
+	script, err := gitInitScript(w.cfg.Branch, w.cfg.BaseCommit, !w.cfg.WithHistory, first)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.tb.Bash(ctx, script, gitInitTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("in-container git init: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return nil, fmt.Errorf("in-container git init failed (exit %d, timed out %v): %s",
+			res.ExitCode, res.TimedOut, truncate(res.Output+res.LaunchError, 500))
+	}
+	return s, nil
+}
+
+// fillVolumes uploads the tool server and base pack into the tools volume
+// and hands the work volume's root to the worker, through the created
+// container: the Engine API's archive upload, no helper container.
+func (w *Workspace) fillVolumes(ctx context.Context, id string) error {
+	if err := w.uploadEntries(ctx, id, toolsDir, toolsEntries(w.cfg.ToolboxBinary, w.pack)); err != nil {
+		return err
+	}
+	return w.uploadEntries(ctx, id, workDir, workRootEntries())
+}
+
+// uploadEntries streams entries as a tar archive into dir of container id.
+func (w *Workspace) uploadEntries(ctx context.Context, id, dir string, entries []uploadEntry) error {
+	pr, pw := io.Pipe()
+	go func() { _ = pw.CloseWithError(writeUpload(pw, entries)) }()
+	err := w.cl.upload(ctx, id, dir, pr)
+	_ = pr.CloseWithError(errors.New("upload ended")) // stops the writer if the daemon stopped reading
+	return err
+}
+
+// discardSession ends a session for good: its container is killed first,
+// so the tool server's stream ends and the client gives up at once, then
+// removed. Errors are ignored: the container is labelled, and Close and
+// `dirtywork runs clean` find what is left.
+func (w *Workspace) discardSession(s *session) {
+	ctx, cancel := cleanupContext()
+	defer cancel()
+	_ = w.cl.kill(ctx, s.id)
+	if s.tb != nil {
+		_ = s.tb.Close()
+	}
+	if s.hijack.Conn != nil {
+		s.hijack.Close()
+	}
+	_ = w.cl.removeContainer(ctx, s.id)
+}
+
+// cleanupContext is a context for cleanup that must run even when the
+// run's context was cancelled.
+func cleanupContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), LifecycleTimeout)
+}
+
+// attachStdin is the write side of the attached stream: the tool server's
+// stdin. Closing it half-closes the connection, which (StdinOnce) closes
+// the container's stdin and so ends the server.
+type attachStdin struct{ h *types.HijackedResponse }
+
+func (a attachStdin) Write(p []byte) (int, error) { return a.h.Conn.Write(p) }
+
+func (a attachStdin) Close() error { return a.h.CloseWrite() }
+
+// cappedLog keeps the first max bytes written to it.
+type cappedLog struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (l *cappedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := l.max - len(l.buf); room > 0 {
+		l.buf = append(l.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// String is what was kept.
+func (l *cappedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.buf)
+}
+
+// suffix is the log for an error message: "" when empty.
+func (l *cappedLog) suffix() string {
+	if s := l.String(); s != "" {
+		return "; tool server said: " + truncate(s, 500)
+	}
+	return ""
+}
+
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

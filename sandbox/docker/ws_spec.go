@@ -1,0 +1,177 @@
+package docker
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	units "github.com/docker/go-units"
+)
+
+// Defaults of the limits a WorkspaceConfig may leave zero (the contract's
+// S-1).
+const (
+	defaultMemory     = "4g"
+	defaultCPUs       = 2.0
+	defaultTmpSize    = "1g"
+	defaultGitdirSize = "512m"
+	// pidsLimit and homeSize have no flag.
+	pidsLimit = 512
+	homeSize  = "256m"
+)
+
+// pathEnvValue is PATH_ENV (C-4) without its name.
+const pathEnvValue = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// errBadLimit is a size or CPU count docker would refuse.
+var errBadLimit = errors.New("invalid container limit")
+
+// limits are a workspace's container limits, parsed once.
+type limits struct {
+	Memory, TmpSize, GitdirSize string
+	MemoryBytes                 int64
+	CPUs                        float64
+}
+
+// limitsOf checks and defaults cfg's container limits.
+func limitsOf(cfg WorkspaceConfig) (limits, error) {
+	l := limits{Memory: cfg.Memory, TmpSize: cfg.TmpSize, GitdirSize: cfg.GitdirSize, CPUs: cfg.CPUs}
+	if l.Memory == "" {
+		l.Memory = defaultMemory
+	}
+	if l.TmpSize == "" {
+		l.TmpSize = defaultTmpSize
+	}
+	if l.GitdirSize == "" {
+		l.GitdirSize = defaultGitdirSize
+	}
+	if l.CPUs == 0 {
+		l.CPUs = defaultCPUs
+	}
+	if l.CPUs < 0.01 {
+		return limits{}, fmt.Errorf("%w: cpus %v", errBadLimit, l.CPUs)
+	}
+	for _, s := range []struct{ name, v string }{{"memory", l.Memory}, {"tmp size", l.TmpSize}, {"gitdir size", l.GitdirSize}} {
+		n, err := units.RAMInBytes(s.v)
+		if err != nil || n <= 0 {
+			return limits{}, fmt.Errorf("%w: %s %q (want a size such as 512m or 4g)", errBadLimit, s.name, s.v)
+		}
+		if s.name == "memory" {
+			l.MemoryBytes = n
+		}
+	}
+	return l, nil
+}
+
+// containerSpec is what one container is created from.
+type containerSpec struct {
+	Config *container.Config
+	Host   *container.HostConfig
+}
+
+// workerEnv is the environment of the worker container, and so of the
+// tool server and every command it runs: nothing is inherited from the
+// image (C-4).
+func workerEnv() []string {
+	return []string{
+		"PATH=" + pathEnvValue,
+		"GIT_DIR=" + gitDir,
+		"GIT_WORK_TREE=" + workDir,
+		"HOME=" + homeDir,
+		"TMPDIR=/tmp",
+		"LANG=C.UTF-8",
+		"GIT_AUTHOR_NAME=dirtywork",
+		"GIT_AUTHOR_EMAIL=dirtywork@localhost",
+		"GIT_COMMITTER_NAME=dirtywork",
+		"GIT_COMMITTER_EMAIL=dirtywork@localhost",
+	}
+}
+
+// userSpec is the container's --user.
+func userSpec() string {
+	return strconv.Itoa(workerUID) + ":" + strconv.Itoa(workerGID)
+}
+
+// tmpfsOpts are the options of a tmpfs owned by the worker with mode 0700.
+func tmpfsOpts(size string) string {
+	return fmt.Sprintf("rw,size=%s,mode=0700,uid=%d,gid=%d", size, workerUID, workerGID)
+}
+
+// workerSpec is the worker container (S-14, without its bind mount and
+// its cat): the tool server as the only command under docker's init, its
+// stdin held open by our attach so that the container ends when this
+// process does (OpenStdin with StdinOnce: when the attached stream closes,
+// stdin closes, the server ends and init with it). Nothing is
+// bind-mounted: the tree and the tools are volumes, everything else
+// tmpfs.
+func workerSpec(n objectNames, imageID string, labels map[string]string, l limits, allowNetwork bool) containerSpec {
+	network := "none"
+	if allowNetwork {
+		network = "bridge"
+	}
+	init := true
+	pids := int64(pidsLimit)
+	cfg := &container.Config{
+		Image:        imageID,
+		User:         userSpec(),
+		Env:          workerEnv(),
+		Entrypoint:   []string{toolboxPath},
+		Cmd:          []string{"toolbox", "-root", workDir},
+		Labels:       labels,
+		OpenStdin:    true,
+		StdinOnce:    true,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+		// No WorkingDir (S-15): the server runs commands in /work itself.
+	}
+	host := &container.HostConfig{
+		NetworkMode:    container.NetworkMode(network),
+		ReadonlyRootfs: true,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		Init:           &init,
+		Resources: container.Resources{
+			Memory:     l.MemoryBytes,
+			MemorySwap: l.MemoryBytes,
+			NanoCPUs:   int64(l.CPUs * 1e9),
+			PidsLimit:  &pids,
+		},
+		Tmpfs: map[string]string{
+			"/tmp":  "rw,exec,size=" + l.TmpSize + ",mode=1777",
+			gitDir:  tmpfsOpts(l.GitdirSize),
+			homeDir: tmpfsOpts(homeSize),
+		},
+		Mounts: []mount.Mount{
+			{Type: mount.TypeVolume, Source: n.WorkVolume, Target: workDir},
+			// Writable only so that the daemon can upload into it; its
+			// files and directories are root's and read-only, and the
+			// worker has no capability to override that.
+			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir},
+		},
+	}
+	return containerSpec{Config: cfg, Host: host}
+}
+
+// setupSpec is the --setup container: the worker's limits and lockdown
+// with the network, running command in /work with bash, and no tool
+// server. It sees the tree but not the worker's git dir.
+func setupSpec(n objectNames, imageID string, labels map[string]string, l limits, command string) containerSpec {
+	s := workerSpec(n, imageID, labels, l, true)
+	s.Config.Entrypoint = []string{"/bin/bash", "-c", `cd /work && exec /bin/bash -c "$1"`, "bash", command}
+	s.Config.Cmd = nil
+	s.Config.OpenStdin, s.Config.StdinOnce, s.Config.AttachStdin = false, false, false
+	env := make([]string, 0, len(s.Config.Env))
+	for _, kv := range s.Config.Env {
+		// The git dir is the worker container's tmpfs; setup has none.
+		if !strings.HasPrefix(kv, "GIT_DIR=") && !strings.HasPrefix(kv, "GIT_WORK_TREE=") {
+			env = append(env, kv)
+		}
+	}
+	s.Config.Env = env
+	s.Host.Mounts = s.Host.Mounts[:1] // the tree only, not the tools
+	return s
+}

@@ -1,0 +1,268 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/api/types/mount"
+)
+
+func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
+	n, err := namesFor("run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := limitsOf(WorkspaceConfig{Memory: "2g", CPUs: 1.5, TmpSize: "100m", GitdirSize: "64m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := labelsFor("run-1", t.TempDir())
+	for _, allow := range []bool{false, true} {
+		s := workerSpec(n, "sha256:abc", labels, l, allow)
+		c, h := s.Config, s.Host
+		wantNet := map[bool]string{false: "none", true: "bridge"}[allow]
+		if string(h.NetworkMode) != wantNet {
+			t.Errorf("allow %v: network %q, want %q", allow, h.NetworkMode, wantNet)
+		}
+		if !h.ReadonlyRootfs || !slices.Equal(h.CapDrop, []string{"ALL"}) || len(h.CapAdd) != 0 || h.Privileged {
+			t.Errorf("rootfs read-only %v, cap-drop %q, cap-add %q, privileged %v", h.ReadonlyRootfs, h.CapDrop, h.CapAdd, h.Privileged)
+		}
+		if !slices.Contains(h.SecurityOpt, "no-new-privileges") {
+			t.Errorf("security options %q lack no-new-privileges", h.SecurityOpt)
+		}
+		if len(h.Binds) != 0 || len(h.VolumesFrom) != 0 {
+			t.Errorf("binds %q, volumes-from %q", h.Binds, h.VolumesFrom)
+		}
+		if len(h.Mounts) != 2 {
+			t.Fatalf("mounts %+v", h.Mounts)
+		}
+		for _, m := range h.Mounts {
+			if m.Type != mount.TypeVolume {
+				t.Errorf("mount at %s is %s, want a volume", m.Target, m.Type)
+			}
+		}
+		if h.Mounts[0].Source != "dw-run-1-work" || h.Mounts[0].Target != "/work" ||
+			h.Mounts[1].Source != "dw-run-1-tools" || h.Mounts[1].Target != "/opt/dirtywork" {
+			t.Errorf("mounts %+v", h.Mounts)
+		}
+		if h.Memory != 2<<30 || h.MemorySwap != 2<<30 || h.NanoCPUs != 1.5e9 || h.PidsLimit == nil || *h.PidsLimit != 512 {
+			t.Errorf("limits: memory %d swap %d cpus %d pids %v", h.Memory, h.MemorySwap, h.NanoCPUs, h.PidsLimit)
+		}
+		if h.Tmpfs["/tmp"] != "rw,exec,size=100m,mode=1777" || h.Tmpfs["/gitdir"] != "rw,size=64m,mode=0700,uid=1000,gid=1000" ||
+			h.Tmpfs["/home/worker"] != "rw,size=256m,mode=0700,uid=1000,gid=1000" {
+			t.Errorf("tmpfs %q", h.Tmpfs)
+		}
+		if h.Init == nil || !*h.Init || !c.OpenStdin || !c.StdinOnce || !c.AttachStdin || c.Tty {
+			t.Errorf("tether: init %v open-stdin %v stdin-once %v attach-stdin %v tty %v", h.Init, c.OpenStdin, c.StdinOnce, c.AttachStdin, c.Tty)
+		}
+		if c.User != "1000:1000" || c.WorkingDir != "" || c.Image != "sha256:abc" {
+			t.Errorf("user %q workdir %q image %q", c.User, c.WorkingDir, c.Image)
+		}
+		if !slices.Equal(c.Entrypoint, []string{"/opt/dirtywork/dirtywork"}) || !slices.Equal(c.Cmd, []string{"toolbox", "-root", "/work"}) {
+			t.Errorf("command %q %q", c.Entrypoint, c.Cmd)
+		}
+		if c.Labels["dirtywork.run"] != "run-1" || len(c.Labels["dirtywork.repo"]) != 64 {
+			t.Errorf("labels %q", c.Labels)
+		}
+		if !slices.Contains(c.Env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin") || !slices.Contains(c.Env, "GIT_DIR=/gitdir") {
+			t.Errorf("env %q", c.Env)
+		}
+	}
+}
+
+func TestSetupSpecHasNetworkButNoToolsOrGitDir(t *testing.T) {
+	n, _ := namesFor("run-1")
+	l, _ := limitsOf(WorkspaceConfig{})
+	s := setupSpec(n, "sha256:abc", map[string]string{}, l, "make deps")
+	if s.Host.NetworkMode != "bridge" || !s.Host.ReadonlyRootfs || !slices.Equal(s.Host.CapDrop, []string{"ALL"}) {
+		t.Errorf("setup host config %+v", s.Host)
+	}
+	if len(s.Host.Mounts) != 1 || s.Host.Mounts[0].Target != "/work" || s.Host.Mounts[0].Type != mount.TypeVolume {
+		t.Errorf("setup mounts %+v", s.Host.Mounts)
+	}
+	if s.Config.OpenStdin || s.Config.Entrypoint[len(s.Config.Entrypoint)-1] != "make deps" {
+		t.Errorf("setup config %+v", s.Config)
+	}
+	for _, kv := range s.Config.Env {
+		if strings.HasPrefix(kv, "GIT_DIR=") || strings.HasPrefix(kv, "GIT_WORK_TREE=") {
+			t.Errorf("setup env has %q", kv)
+		}
+	}
+	// The worker's spec is not changed by making the setup's.
+	if w := workerSpec(n, "x", nil, l, false); len(w.Host.Mounts) != 2 || w.Config.Entrypoint[0] != toolboxPath {
+		t.Errorf("worker spec after setup spec: %+v", w)
+	}
+}
+
+func TestLimitsRefuseNonsense(t *testing.T) {
+	for _, cfg := range []WorkspaceConfig{{Memory: "lots"}, {TmpSize: "-1"}, {GitdirSize: "1q"}, {CPUs: -1}} {
+		if _, err := limitsOf(cfg); !errors.Is(err, errBadLimit) {
+			t.Errorf("%+v: %v, want errBadLimit", cfg, err)
+		}
+	}
+	l, err := limitsOf(WorkspaceConfig{})
+	if err != nil || l.Memory != "4g" || l.CPUs != 2 || l.TmpSize != "1g" || l.GitdirSize != "512m" {
+		t.Errorf("defaults %+v, %v", l, err)
+	}
+	if _, err := namesFor("bad/slug"); err == nil {
+		t.Error("a slug with a slash was accepted")
+	}
+}
+
+func TestToolsUploadIsRootOwnedAndReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	for name, data := range map[string]string{"bin": "ELF", "pack-x.pack": "PACK", "pack-x.idx": "IDX", "shallow": "abc\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	entries := toolsEntries(bin, &basePack{Dir: dir, Name: "pack-x", Shallow: filepath.Join(dir, "shallow")})
+	if err := writeUpload(&buf, entries); err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(&buf)
+	got := map[string]*tar.Header{}
+	var order []string
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(tr)
+		if h.Typeflag == tar.TypeReg && int64(len(data)) != h.Size {
+			t.Errorf("%s: %d bytes, header says %d", h.Name, len(data), h.Size)
+		}
+		got[h.Name] = h
+		order = append(order, h.Name)
+	}
+	want := map[string]int64{
+		"/": 0o755, "dirtywork": 0o555, "objects/": 0o755, "objects/pack/": 0o755,
+		"objects/pack/pack-x.pack": 0o444, "objects/pack/pack-x.idx": 0o444, "shallow": 0o444,
+	}
+	for name, mode := range want {
+		h := got[name]
+		if h == nil {
+			t.Errorf("no member %s in %q", name, order)
+			continue
+		}
+		if h.Mode != mode || h.Uid != 0 || h.Gid != 0 {
+			t.Errorf("%s: mode %o uid %d gid %d, want %o root", name, h.Mode, h.Uid, h.Gid, mode)
+		}
+	}
+	// The work volume's root is handed to the worker.
+	if w := workRootEntries(); len(w) != 1 || w[0].Name != "/" || w[0].UID != 1000 || w[0].GID != 1000 || w[0].Source != "" {
+		t.Errorf("work root entries: %+v", w)
+	}
+}
+
+func TestRebaseArchiveDropsGitAndTheRoot(t *testing.T) {
+	var in bytes.Buffer
+	tw := tar.NewWriter(&in)
+	members := []struct {
+		name string
+		typ  byte
+		body string
+	}{
+		{"work", tar.TypeDir, ""},
+		{"work/a.txt", tar.TypeReg, "a"},
+		{"work/.git", tar.TypeDir, ""},
+		{"work/.git/HEAD", tar.TypeReg, "ref"},
+		{"work/sub/.GiT/config", tar.TypeReg, "x"},
+		{"work/sub/b", tar.TypeSymlink, ""},
+		{"work/fifo", tar.TypeFifo, ""},
+	}
+	for _, m := range members {
+		h := &tar.Header{Name: m.name, Typeflag: m.typ, Size: int64(len(m.body)), Mode: 0o644, Linkname: "/etc"}
+		if m.typ != tar.TypeSymlink {
+			h.Linkname = ""
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.WriteString(tw, m.body)
+	}
+	_ = tw.Close()
+	var out bytes.Buffer
+	var dropped []string
+	if err := rebaseArchive(&in, &out, &dropped); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(dropped, []string{".git", "sub/.GiT"}) {
+		t.Errorf("dropped %q", dropped)
+	}
+	tr := tar.NewReader(&out)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		if h.Name == "a.txt" {
+			if data, _ := io.ReadAll(tr); string(data) != "a" {
+				t.Errorf("a.txt = %q", data)
+			}
+		}
+	}
+	if !slices.Equal(names, []string{"a.txt", "sub/b", "fifo"}) {
+		t.Errorf("members %q", names)
+	}
+}
+
+func TestGitInitScript(t *testing.T) {
+	base := strings.Repeat("ab", 20)
+	s, err := gitInitScript("dirtywork/run-1", base, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "git init -q --template=\n",
+		"/opt/dirtywork/objects >/gitdir/objects/info/alternates", "cp /opt/dirtywork/shallow /gitdir/shallow",
+		"update-ref 'refs/heads/dirtywork/run-1' '" + base + "'", "read-tree -u --reset HEAD",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("script lacks %q:\n%s", want, s)
+		}
+	}
+	s, _ = gitInitScript("main", strings.Repeat("c", 64), false, false)
+	if strings.Contains(s, "shallow") || !strings.Contains(s, "git read-tree HEAD\n") || !strings.Contains(s, "--object-format=sha256") {
+		t.Errorf("reset variant with history, sha256:\n%s", s)
+	}
+	for _, bad := range [][2]string{{"x'; rm -rf /", base}, {"a..b", base}, {"main", "HEAD"}, {"main", base + "'"}} {
+		if _, err := gitInitScript(bad[0], bad[1], true, true); err == nil {
+			t.Errorf("branch %q base %q accepted", bad[0], bad[1])
+		}
+	}
+}
+
+func TestOnlyServer(t *testing.T) {
+	server := "/opt/dirtywork/dirtywork toolbox -root /work"
+	for _, tc := range []struct {
+		procs []string
+		want  bool
+	}{
+		{[]string{"/sbin/docker-init -- " + server, server}, true},
+		{[]string{"/sbin/docker-init -- " + server, server, "sleep 100"}, false},
+		{[]string{"/sbin/docker-init -- " + server, "sleep 100"}, false},
+		{[]string{server, server, server}, false},
+	} {
+		if got := onlyServer(tc.procs); got != tc.want {
+			t.Errorf("onlyServer(%q) = %v", tc.procs, got)
+		}
+	}
+}

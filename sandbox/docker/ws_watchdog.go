@@ -1,0 +1,195 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+)
+
+// Watchdog periods (W-2, W-3).
+const (
+	watchTick = 500 * time.Millisecond
+	// measureEvery is how often the tree is measured while a command
+	// runs (after each command it is measured at once).
+	measureEvery = 5 * time.Second
+	// statFailures is how many free-space checks in a row may fail before
+	// the run is stopped rather than run unmeasured.
+	statFailures = 3
+)
+
+// watchdog watches a workspace's container from outside the loop for the
+// container's life: the daemon's events (OOM kills and deaths, as they
+// happen), the tree's size while a command runs (measured by the tool
+// server; the export's hard caps back it), and, for a daemon on this
+// machine, the free space of its storage.
+type watchdog struct {
+	w      *Workspace
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	inBash   int       // guarded by mu
+	measured time.Time // guarded by mu: the last measurement's start
+}
+
+// startWatchdog starts w's watchdog.
+func startWatchdog(w *Workspace) *watchdog {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &watchdog{w: w, cancel: cancel}
+	d.wg.Go(func() { d.watchEvents(ctx) })
+	d.wg.Go(func() { d.poll(ctx) })
+	return d
+}
+
+// stop stops the watchdog and waits for it.
+func (d *watchdog) stop() {
+	d.cancel()
+	d.wg.Wait()
+}
+
+// bashBegin and bashEnd bracket a command, while which the tree is
+// measured periodically.
+func (d *watchdog) bashBegin() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.inBash == 0 {
+		d.measured = time.Now()
+	}
+	d.inBash++
+}
+
+func (d *watchdog) bashEnd() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.inBash--
+}
+
+// watchEvents records the OOM kills and deaths of this run's containers
+// the daemon reports; a broken event stream is opened again.
+func (d *watchdog) watchEvents(ctx context.Context) {
+	args := filters.NewArgs(
+		filters.Arg("type", string(events.ContainerEventType)),
+		filters.Arg("label", labelRun+"="+d.w.cfg.Slug),
+		filters.Arg("event", string(events.ActionOOM)),
+		filters.Arg("event", string(events.ActionDie)),
+	)
+	for ctx.Err() == nil {
+		msgs, errs := d.w.cl.api.Events(ctx, events.ListOptions{Filters: args})
+	stream:
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m := <-msgs:
+				d.w.noteEvent(m.Actor.ID, m.Action)
+			case err := <-errs:
+				_ = err // the stream broke or ended: open it again
+				break stream
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// noteEvent records an event about container id, if it is the current
+// one.
+func (w *Workspace) noteEvent(id string, action events.Action) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sess == nil || w.sess.id != id {
+		return
+	}
+	switch action {
+	case events.ActionOOM:
+		w.oomSeen = true
+	case events.ActionDie:
+		w.died = true
+	}
+}
+
+// poll checks the host's free space (local daemon only) every tick and
+// measures the tree while a command runs.
+func (d *watchdog) poll(ctx context.Context) {
+	root := ""
+	if d.w.local && d.w.cfg.MinFreeMB > 0 {
+		if r, err := dockerRoot(ctx, d.w.cl); err == nil {
+			root = r
+		} else {
+			root = "/"
+		}
+	}
+	failures := 0
+	t := time.NewTicker(watchTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if d.w.currentViolation() != nil {
+			return
+		}
+		if root != "" {
+			free, err := freeMB(root)
+			switch {
+			case err != nil:
+				failures++
+				if failures >= statFailures {
+					d.w.recordViolation(fmt.Sprintf("host free-space check failing (%v); refusing to run unmeasured", err), kindBudget)
+					return
+				}
+			case free < int64(d.w.cfg.MinFreeMB):
+				d.w.recordViolation(fmt.Sprintf("host free space below %d MB", d.w.cfg.MinFreeMB), kindBudget)
+				return
+			default:
+				failures = 0
+			}
+		}
+		if d.measureDue() {
+			d.measure(ctx)
+		}
+	}
+}
+
+// measureDue reports whether a command has run for measureEvery since the
+// last measurement, and if so starts the next period.
+func (d *watchdog) measureDue() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.inBash == 0 || time.Since(d.measured) < measureEvery {
+		return false
+	}
+	d.measured = time.Now()
+	return true
+}
+
+// measure measures the tree through the current tool server, alongside
+// the running command; a breach stops the run. A failed measurement is
+// left to the command's own end, which measures again and resets a
+// server that is gone.
+func (d *watchdog) measure(ctx context.Context) {
+	d.w.mu.Lock()
+	s := d.w.sess
+	d.w.mu.Unlock()
+	if s == nil {
+		return
+	}
+	m, err := s.tb.Measure(ctx, d.w.cfg.Limits)
+	if err == nil && m.Violation != "" {
+		d.w.recordViolation(m.Violation, kindBudget)
+	}
+}

@@ -1,0 +1,276 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox"
+)
+
+// Workspace is a docker sandbox: the run's tree in a volume, worked on by
+// a tool server inside a locked-down container for the run's life. It
+// implements sandbox.Workspace; DisplayRoot is /work.
+//
+// Nothing of the host is mounted into the container: the base commit's
+// objects and the tool server are uploaded into a root-owned tools volume,
+// the tree is checked out from them inside, and the export downloads the
+// tree through the Engine API and validates it before anything reaches the
+// host lane. When the tool server dies or stops answering, the container
+// is replaced on the same volumes (a reset) and the model is told.
+type Workspace struct {
+	cfg     WorkspaceConfig
+	cl      *Client
+	git     *gitops.Git
+	names   objectNames
+	labels  map[string]string
+	limits  limits
+	imageID string
+	digest  *string
+	pack    *basePack
+	local   bool // the daemon runs on this machine
+
+	// resetMu serialises resets, watchdog kills and the final stop, so a
+	// container is never replaced twice at once.
+	resetMu sync.Mutex
+
+	mu        sync.Mutex
+	sess      *session   // guarded by mu; nil once stopped
+	violation *violation // guarded by mu: what the watchdog found
+	finalized bool       // guarded by mu
+	closed    bool       // guarded by mu
+	exportOK  bool       // guarded by mu: the volumes may go
+	// oomSeen and died are what the events API said about the current
+	// container; guarded by mu, cleared by a reset.
+	oomSeen, died bool
+
+	wd *watchdog
+}
+
+var _ sandbox.Workspace = (*Workspace)(nil)
+
+// Open creates the run's volumes and container, delivers the tool server
+// and the base commit into them, makes the worker's repository inside
+// (the base commit under the host's ids, one commit unless
+// cfg.WithHistory), runs cfg.Setup when given, and starts the watchdog.
+// On failure everything it created is removed again; a failing setup is a
+// *sandbox.SandboxError carrying the setup's output.
+func Open(ctx context.Context, cfg WorkspaceConfig) (*Workspace, error) {
+	w, err := newWorkspace(cfg)
+	if err != nil {
+		return nil, &sandbox.SandboxError{Op: "start the docker sandbox", Err: err}
+	}
+	if err := w.open(ctx); err != nil {
+		_ = w.Close()
+		var se *sandbox.SandboxError
+		if errors.As(err, &se) || errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+		return nil, &sandbox.SandboxError{Op: "start the docker sandbox", Err: err}
+	}
+	return w, nil
+}
+
+// newWorkspace checks cfg and connects to the daemon.
+func newWorkspace(cfg WorkspaceConfig) (*Workspace, error) {
+	names, err := namesFor(cfg.Slug)
+	if err != nil {
+		return nil, err
+	}
+	l, err := limitsOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ToolboxBinary == "" {
+		return nil, errors.New("no tool server binary to deliver into the container")
+	}
+	cl, err := Connect()
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{
+		cfg:    cfg,
+		cl:     cl,
+		git:    gitops.New(),
+		names:  names,
+		labels: labelsFor(cfg.Slug, cfg.RepoRoot),
+		limits: l,
+		local:  cl.Endpoint().isLocal(),
+	}, nil
+}
+
+func (w *Workspace) open(ctx context.Context) error {
+	// S-10 again: another run may have taken the names since preflight.
+	if err := checkNamesFree(ctx, w.cl, w.names); err != nil {
+		return err
+	}
+	id, digest, err := w.cl.ImageExists(ctx, w.cfg.Image)
+	if err != nil {
+		return imageError(w.cfg.Image, err)
+	}
+	w.imageID, w.digest = id, digest
+	if w.pack, err = makeBasePack(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory); err != nil {
+		return err
+	}
+	for _, v := range []string{w.names.WorkVolume, w.names.ToolsVolume} {
+		if err := w.cl.createVolume(ctx, v, w.labels); err != nil {
+			return err
+		}
+	}
+	s, err := w.startSession(ctx, true)
+	// The pack lives in the tools volume now (or never will).
+	w.pack.Close()
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.sess = s
+	w.mu.Unlock()
+	if w.cfg.Setup != "" {
+		if err := w.runSetup(ctx); err != nil {
+			return err
+		}
+	}
+	w.wd = startWatchdog(w)
+	return nil
+}
+
+// DisplayRoot is /work, where the model is told its files are.
+func (w *Workspace) DisplayRoot() string { return workDir }
+
+// Names are the worker container's and the work volume's names.
+func (w *Workspace) Names() (container, volume string) {
+	return w.names.Container, w.names.WorkVolume
+}
+
+// ImageDigest is the registry digest the image was pulled by, nil for a
+// locally built image.
+func (w *Workspace) ImageDigest() *string { return w.digest }
+
+// Settings is run_start's sandbox object (S-8).
+func (w *Workspace) Settings() map[string]any {
+	network := "none"
+	if w.cfg.AllowNetwork {
+		network = "bridge"
+	}
+	var digest any
+	if w.digest != nil {
+		digest = *w.digest
+	}
+	return map[string]any{
+		"backend":            "docker",
+		"image":              w.cfg.Image,
+		"image_digest":       digest,
+		"image_pinned":       false,
+		"network":            network,
+		"memory":             w.limits.Memory,
+		"cpus":               w.limits.CPUs,
+		"pids_limit":         pidsLimit,
+		"tmp_size":           w.limits.TmpSize,
+		"gitdir_size":        w.limits.GitdirSize,
+		"max_worktree_mb":    w.cfg.Limits.MaxBytes >> 20,
+		"max_worktree_files": w.cfg.Limits.MaxEntries,
+		"user":               userSpec(),
+		"with_history":       w.cfg.WithHistory,
+		"container":          w.names.Container,
+		"volume":             w.names.WorkVolume,
+	}
+}
+
+// Close stops the watchdog and removes the container and, unless the
+// volume is to be kept (KeepVolume, or an export that did not succeed),
+// the volumes; each only when its labels say it is this run's. It never
+// touches the host lane. Idempotent.
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	keep := w.cfg.KeepVolume || (w.finalized && !w.exportOK)
+	w.mu.Unlock()
+	if w.wd != nil {
+		w.wd.stop()
+	}
+	w.stopContainer()
+	ctx, cancel := cleanupContext()
+	defer cancel()
+	var errs []error
+	if err := w.removeOwnContainer(ctx, w.names.Setup); err != nil {
+		errs = append(errs, err)
+	}
+	if err := w.removeOwnContainer(ctx, w.names.Container); err != nil {
+		errs = append(errs, err)
+	}
+	vols := []string{w.names.ToolsVolume}
+	if !keep {
+		vols = append(vols, w.names.WorkVolume)
+	}
+	for _, v := range vols {
+		if err := w.removeOwnVolume(ctx, v); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if w.pack != nil {
+		w.pack.Close()
+	}
+	if err := w.cl.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// stopContainer ends the current session, if any: the tool server is
+// asked to shut down, then the container is killed, so no worker process
+// outlives it. The container is kept (stopped) for the export.
+func (w *Workspace) stopContainer() {
+	w.resetMu.Lock()
+	defer w.resetMu.Unlock()
+	w.mu.Lock()
+	s := w.sess
+	w.sess = nil
+	w.mu.Unlock()
+	if s == nil {
+		return
+	}
+	_ = s.tb.Close() // shutdown, then the stream closes
+	ctx, cancel := cleanupContext()
+	defer cancel()
+	_ = w.cl.kill(ctx, s.id)
+	_, _ = w.cl.waitStopped(ctx, s.id)
+	s.hijack.Close()
+}
+
+// removeOwnContainer removes the named container if it carries this run's
+// label; one that does not exist is removed.
+func (w *Workspace) removeOwnContainer(ctx context.Context, name string) error {
+	info, err := w.cl.inspectContainer(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if info.Config == nil || info.Config.Labels[labelRun] != w.cfg.Slug {
+		return fmt.Errorf("container %s is not this run's (label %s); left alone", name, labelRun)
+	}
+	return w.cl.removeContainer(ctx, info.ID)
+}
+
+// removeOwnVolume removes the named volume if it carries this run's label.
+func (w *Workspace) removeOwnVolume(ctx context.Context, name string) error {
+	labels, err := w.cl.volumeLabels(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if labels[labelRun] != w.cfg.Slug {
+		return fmt.Errorf("volume %s is not this run's (label %s); left alone", name, labelRun)
+	}
+	return w.cl.removeVolume(ctx, name)
+}
