@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -467,4 +468,83 @@ func TestRunInDocker(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
+}
+
+var outsideQuote = regexp.MustCompile(`resolves outside the worktree \([^)]*\)`)
+
+// TestHostAndDockerRunsAgree runs one scripted run in host mode and in
+// docker mode on the same repository: the file tools, grep and list_dir
+// must give byte-identical results, and both runs the same changes.
+func TestHostAndDockerRunsAgree(t *testing.T) {
+	requireDaemon(t)
+	bin := buildDirtywork(t)
+	calls := []map[string]any{
+		{"name": "list_dir", "arguments": map[string]any{"path": "src"}},
+		{"name": "read_file", "arguments": map[string]any{"path": "src/app.py"}},
+		{"name": "grep", "arguments": map[string]any{"pattern": "return", "path": "."}},
+		{"name": "edit_file", "arguments": map[string]any{"path": "src/app.py", "old_string": "return 1", "new_string": "return 2"}},
+		{"name": "write_file", "arguments": map[string]any{"path": "notes/new.txt", "content": "héllo\nworld\n"}},
+		{"name": "insert_after", "arguments": map[string]any{"path": "notes/new.txt", "anchor": "héllo", "text": "between"}},
+		{"name": "apply_edits", "arguments": map[string]any{"path": "src/app.py", "edits": []any{map[string]any{"old": "def main", "new": "def run"}}}},
+		{"name": "read_file", "arguments": map[string]any{"path": "../outside"}},
+		{"name": "list_dir", "arguments": map[string]any{"path": "notes"}},
+	}
+	script := func([]string) any {
+		var turns []any
+		for _, c := range calls {
+			turns = append(turns, map[string]any{"tool_calls": []any{c}})
+		}
+		return map[string]any{"turns": append(turns, map[string]any{"finish": "done"})}
+	}
+	results := map[string][]string{}
+	changed := map[string]string{}
+	for _, mode := range []string{"none", "docker"} {
+		d := newDockerRun(t, bin, script)
+		d.removeLeftovers()
+		cmd := d.command(t.Context(), "parity")
+		for i, a := range cmd.Args {
+			if a == "docker" && cmd.Args[i-1] == "--sandbox" {
+				cmd.Args[i] = mode
+			}
+		}
+		var out strings.Builder
+		cmd.Stdout = &out
+		var errOut strings.Builder
+		cmd.Stderr = &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s run: %v\n%s", mode, err, errOut.String())
+		}
+		var payload map[string]any
+		if err := json.Unmarshal([]byte(out.String()), &payload); err != nil || payload["status"] != "completed" {
+			t.Fatalf("%s run: %v %s\n%s", mode, err, out.String(), errOut.String())
+		}
+		for _, ev := range events(t, payload["transcript"].(string)) {
+			if ev["event"] == "tool_result" && ev["tool"] != "finish" {
+				// The two runs' worktrees differ in path; results name only
+				// paths relative to them, except an escape's message.
+				r := strings.ReplaceAll(ev["result"].(string), payload["worktree"].(string), "<root>")
+				r = strings.ReplaceAll(r, "/work", "<root>")
+				// An escape is refused in both; the resolved path it quotes
+				// is outside either root, so differs by construction.
+				r = outsideQuote.ReplaceAllString(r, "resolves outside the worktree (...)")
+				results[mode] = append(results[mode], r)
+			}
+		}
+		files, _ := json.Marshal(payload["files_changed"])
+		wt := payload["worktree"].(string)
+		app, _ := os.ReadFile(filepath.Join(wt, "src", "app.py"))
+		note, _ := os.ReadFile(filepath.Join(wt, "notes", "new.txt"))
+		changed[mode] = string(files) + "\n" + string(app) + "\n" + string(note)
+	}
+	if len(results["none"]) != len(calls) || len(results["docker"]) != len(calls) {
+		t.Fatalf("results: host %d, docker %d", len(results["none"]), len(results["docker"]))
+	}
+	for i := range calls {
+		if results["none"][i] != results["docker"][i] {
+			t.Errorf("%s differs:\nhost:   %q\ndocker: %q", calls[i]["name"], results["none"][i], results["docker"][i])
+		}
+	}
+	if changed["none"] != changed["docker"] {
+		t.Errorf("the runs changed different things:\nhost:\n%s\ndocker:\n%s", changed["none"], changed["docker"])
+	}
 }
