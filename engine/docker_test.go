@@ -243,12 +243,12 @@ func TestDockerRunIsWiredToTheWorkspace(t *testing.T) {
 			names = append(names, n)
 		}
 	}
-	wantNames := "run_start,sandbox_reset,assistant,sandbox_reset,tool_result,assistant,guardrail_block,tool_result,assistant,tool_result,run_end"
+	wantNames := "run_start,setup,sandbox_reset,assistant,sandbox_reset,tool_result,assistant,guardrail_block,tool_result,assistant,tool_result,run_end"
 	if got := strings.Join(names, ","); got != wantNames {
 		t.Fatalf("events\n%s\nwant\n%s", got, wantNames)
 	}
-	if evs[1]["reason"] != "early" {
-		t.Fatalf("held reset %v", evs[1])
+	if evs[1]["command"] != "make deps" || evs[1]["output"] != "deps ready\n" || evs[2]["reason"] != "early" {
+		t.Fatalf("held setup and reset %v %v", evs[1], evs[2])
 	}
 	settings, _ := evs[0]["sandbox"].(map[string]any)
 	if settings["backend"] != "docker" || settings["image"] != "dirtywork-worker:test" {

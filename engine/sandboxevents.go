@@ -29,11 +29,18 @@ func (s *sandboxEvents) reset(reason string) {
 	_ = s.tw.Write(ev) // a lost event must not end the run; run_end still tells the outcome
 }
 
-// setupDone records the --setup command's result for run_end.
+// setupDone records the --setup command's result: a setup event (held
+// until run_start is written, since setup runs before it) and run_end's
+// setup field.
 func (s *sandboxEvents) setupDone(command string, exitCode *int, output string, seconds float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.setup = &transcript.Setup{Command: command, ExitCode: exitCode, Output: output, DurationS: seconds}
+	if s.tw == nil {
+		s.pending = append(s.pending, *s.setup)
+		return
+	}
+	_ = s.tw.Write(*s.setup) // a lost event must not end the run; run_end repeats it
 }
 
 // attach writes the held events to tw, which already holds run_start, and

@@ -20,6 +20,7 @@ const (
 	EventRunEnd         = "run_end"
 	EventModelRequest   = "model_request"
 	EventModelProgress  = "model_progress"
+	EventSetup          = "setup"
 )
 
 // Nudge kinds, the values of [Nudge].Kind.
@@ -226,12 +227,21 @@ type Verify struct {
 // EventName implements [Event].
 func (Verify) EventName() string { return EventVerify }
 
-// Setup records a lane setup command run before the loop.
+// Setup records the --setup command run before the loop: written as its
+// own event (right after run_start) and repeated in run_end.
 type Setup struct {
 	Command   string  `json:"command"`
 	ExitCode  *int    `json:"exit_code"`
 	Output    string  `json:"output"`
 	DurationS float64 `json:"duration_s"` // rounded to one decimal when written
+}
+
+// EventName implements [Event].
+func (Setup) EventName() string { return EventSetup }
+
+func (e Setup) normalized() Event {
+	e.DurationS = roundTenth(e.DurationS)
+	return e
 }
 
 // Artifacts are the finalize results carried by a runner's run_end.
@@ -332,6 +342,7 @@ var (
 	_ Event = RunStart{}
 	_ Event = ModelRequest{}
 	_ Event = ModelProgress{}
+	_ Event = Setup{}
 	_ Event = Assistant{}
 	_ Event = ToolResult{}
 	_ Event = GuardrailBlock{}

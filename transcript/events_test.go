@@ -1,7 +1,9 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -323,5 +325,38 @@ func TestDecodeWrongFieldTypes(t *testing.T) {
 	}
 	if re, ok := ev.(RunEnd); !ok || re.Status != "completed" {
 		t.Errorf("partial event = %#v, want a RunEnd with its status", ev)
+	}
+}
+
+func TestSetupEvent(t *testing.T) {
+	code := 0
+	var buf bytes.Buffer
+	line, err := marshalJSON(Setup{Command: "npm ci", ExitCode: &code, Output: "ok", DurationS: 1.26})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf.Write(line)
+	if got := buf.String(); got != `{"command":"npm ci","exit_code":0,"output":"ok","duration_s":1.26}` {
+		t.Fatalf("fields: %s", got)
+	}
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(Setup{Command: "npm ci", ExitCode: &code, Output: "ok", DurationS: 1.26}); err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Close()
+	lines, problems, err := ReadFile(path)
+	if err != nil || len(problems) != 0 || len(lines) != 1 || lines[0].Event != EventSetup {
+		t.Fatalf("%v %v %v", lines, problems, err)
+	}
+	ev, err := lines[0].Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := ev.(Setup); !ok || s.DurationS != 1.3 || *s.ExitCode != 0 {
+		t.Fatalf("decoded %#v", ev)
 	}
 }

@@ -104,6 +104,7 @@ var decoders = map[string]func(json.RawMessage) (Event, error){
 	EventRunStart:       decodeAs[RunStart],
 	EventModelRequest:   decodeAs[ModelRequest],
 	EventModelProgress:  decodeAs[ModelProgress],
+	EventSetup:          decodeAs[Setup],
 	EventAssistant:      decodeAs[Assistant],
 	EventToolResult:     decodeAs[ToolResult],
 	EventGuardrailBlock: decodeAs[GuardrailBlock],
