@@ -94,28 +94,9 @@ func (w *Workspace) runBash(ctx context.Context, command string, timeout time.Du
 		return res, nil
 	}
 
-	drain := sandbox.StartDrain(r, maxOutput)
-	_ = cmd.Wait() // the status is in ProcessState
-	_ = sandbox.KillGroup(cmd)
-	out := drain.Wait(drainGrace)
-
-	state := cmd.ProcessState
-	exited := state != nil && state.Exited()
-	switch {
-	case ctx.Err() != nil && !exited:
-		return res, fmt.Errorf("bash: %w", ctx.Err())
-	case runCtx.Err() != nil && !exited:
-		// Killed at the timeout: its output would be a partial answer
-		// the model might take for a whole one.
-		res.TimedOut = true
-		return res, nil
-	}
-	if exited {
-		res.ExitCode = state.ExitCode()
-	}
-	res.Output = sandbox.DecodeOutput(out.Data)
-	res.Capped = out.Capped
-	return res, nil
+	end, err := sandbox.AwaitCommand(ctx, runCtx, cmd, sandbox.StartDrain(r, maxOutput), drainGrace, nil)
+	res.ExitCode, res.TimedOut, res.Output, res.Capped = end.ExitCode, end.TimedOut, end.Output, end.Capped
+	return res, err
 }
 
 // bashReady completes bash's environment and policy with the python user

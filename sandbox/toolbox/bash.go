@@ -66,30 +66,18 @@ func (s *server) runBash(ctx context.Context, command string, timeout time.Durat
 		return res, nil
 	}
 
-	drain := sandbox.StartDrain(r, maxOutput)
-	_ = cmd.Wait() // the status is in ProcessState
-	_ = sandbox.KillGroup(cmd)
+	var afterKill func()
 	if s.cfg.Subreaper {
-		killAdopted()
+		afterKill = killAdopted // jobs that left the group
 	}
-	out := drain.Wait(drainGrace)
-
-	state := cmd.ProcessState
-	exited := state != nil && state.Exited()
-	switch {
-	case ctx.Err() != nil && !exited:
-		return res, fmt.Errorf("bash: %w", ctx.Err())
-	case runCtx.Err() != nil && !exited:
-		// Killed at the timeout: its output would be a partial answer
-		// the model might take for a whole one.
-		res.TimedOut = true
-		return res, nil
+	end, err := sandbox.AwaitCommand(ctx, runCtx, cmd, sandbox.StartDrain(r, maxOutput), drainGrace, afterKill)
+	if err != nil {
+		return res, err
 	}
-	if exited {
-		res.ExitCode = state.ExitCode()
+	res.ExitCode, res.TimedOut, res.Capped = end.ExitCode, end.TimedOut, end.Capped
+	if !end.TimedOut {
+		res.Output = []byte(end.Output)
 	}
-	res.Output = []byte(sandbox.DecodeOutput(out.Data))
-	res.Capped = out.Capped
 	return res, nil
 }
 
