@@ -24,7 +24,8 @@ const (
 // watchdog watches a workspace's container from outside the loop for the
 // container's life: the daemon's events (OOM kills and deaths, as they
 // happen), the tree's size while a command runs (measured by the tool
-// server; the export's hard caps back it), and, for a daemon on this
+// server; the export's hard caps back it), the work volume's size as the
+// daemon measures it (ws_diskusage.go), and, for a daemon on this
 // machine, the free space of its storage.
 type watchdog struct {
 	w      *Workspace
@@ -42,6 +43,9 @@ func startWatchdog(w *Workspace) *watchdog {
 	d := &watchdog{w: w, cancel: cancel}
 	d.wg.Go(func() { d.watchEvents(ctx) })
 	d.wg.Go(func() { d.poll(ctx) })
+	if c := newVolumeCheck(w, volumeCheckEvery, w.cl.volumeSize); c != nil {
+		d.wg.Go(func() { c.run(ctx) })
+	}
 	return d
 }
 

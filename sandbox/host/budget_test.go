@@ -75,7 +75,7 @@ func TestBudgetAfterBash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fin.WatchdogViolation == nil || *fin.WatchdogViolation != want || fin.WatchdogViolationKind == nil || *fin.WatchdogViolationKind != "budget_exceeded" {
+	if fin.WatchdogViolation == nil || *fin.WatchdogViolation != want || fin.WatchdogViolationKind == nil || *fin.WatchdogViolationKind != "budget" {
 		t.Fatalf("finalize: violation %v kind %v", fin.WatchdogViolation, fin.WatchdogViolationKind)
 	}
 	if len(fin.FilesChanged) != 0 || fin.WorktreeFiles == 0 {

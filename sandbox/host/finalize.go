@@ -46,7 +46,7 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		if !errors.As(err, &be) {
 			return sandbox.Finalization{}, err
 		}
-		kind := "budget_exceeded"
+		kind := "budget" // the contract's watchdog kind; the run ends budget_exceeded
 		fin.WatchdogViolation, fin.WatchdogViolationKind = &be.Reason, &kind
 	}
 	if err := w.checkCommonDirLink(); err != nil {
