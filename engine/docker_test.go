@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/dirtywork/dirtywork/engine/provider"
-	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -413,34 +412,5 @@ func TestDockerAllowCommitRefusedFirst(t *testing.T) {
 	var pe *PreflightError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "--allow-commit requires --sandbox none") || asked {
 		t.Fatalf("err %v, docker asked %v", err, asked)
-	}
-}
-
-// fillEmptyLane checks out only a lane that holds nothing but .git; a lane
-// with anything else in it is never written to.
-func TestFillEmptyLaneTouchesOnlyAnEmptyLane(t *testing.T) {
-	for _, withWork := range []bool{false, true} {
-		t.Run(fmt.Sprintf("with work %v", withWork), func(t *testing.T) {
-			repo, err := gitops.ResolveRepo(t.Context(), dockerRepo(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			lane, err := gitops.NewManager(nil, repo).Open(t.Context(), gitops.OpenOptions{ID: "lane", NoCheckout: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if withWork {
-				if err := os.WriteFile(filepath.Join(lane.Worktree, "work.txt"), []byte("mine\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := fillEmptyLane(t.Context(), lane); err != nil {
-				t.Fatal(err)
-			}
-			_, err = os.Stat(filepath.Join(lane.Worktree, "app.txt"))
-			if withWork != os.IsNotExist(err) {
-				t.Fatalf("app.txt after filling (work present %v): %v", withWork, err)
-			}
-		})
 	}
 }

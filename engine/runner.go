@@ -299,11 +299,6 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	closeLane := func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		if spec.Sandbox == "docker" {
-			if err := fillEmptyLane(cctx, lane); err != nil {
-				r.warnf("%v", err) // Close then keeps the lane: nothing is lost
-			}
-		}
 		_, _ = lanes.Close(cctx, slug)
 	}
 	rollback := func() {

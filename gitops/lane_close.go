@@ -3,6 +3,8 @@ package gitops
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 )
 
 // CloseResult reports what Close did with a lane.
@@ -71,6 +73,15 @@ func (m *Manager) close(ctx context.Context, mf *manifest, id string) (CloseResu
 	if err != nil {
 		return res, err
 	}
+	// A lane made without a checkout that nothing was ever written into
+	// holds only its .git file and an empty index: git reports every base
+	// file as a staged deletion, but there is nothing to lose. (A worker
+	// that deleted files in a checked-out lane leaves unstaged deletions,
+	// which keep it.)
+	empty := l.NoCheckout && c.inspectable() && c.ahead == 0 && onlyGitFile(l.Worktree) && allStagedDeletions(c.changed)
+	if empty {
+		c.changed = []string{}
+	}
 	res.Changed, res.CommitsAhead = c.changed, c.ahead
 	if c.dirty() || (c.present && !c.inspectable()) {
 		return m.retain(mf, l, res)
@@ -78,8 +89,10 @@ func (m *Manager) close(ctx context.Context, mf *manifest, id string) (CloseResu
 	if c.present {
 		// Neutral, because worktree remove runs status on the worker's
 		// content itself; without --force git refuses a worktree that
-		// became dirty since we looked.
-		if _, err := m.git.Run(ctx, Call{Dir: m.repo.Root, Args: []string{"worktree", "remove", "--", l.Worktree}, Neutral: true}); err != nil {
+		// became dirty since we looked (an empty lane needs it for its
+		// "deleted" base files).
+		args := NewArgs("worktree", "remove").ArgIf(empty, "--force").Arg("--", l.Worktree).Strings()
+		if _, err := m.git.Run(ctx, Call{Dir: m.repo.Root, Args: args, Neutral: true}); err != nil {
 			return res, fmt.Errorf("remove the worktree of lane %q at %s: %w", id, l.Worktree, err)
 		}
 	}
@@ -108,4 +121,21 @@ func (m *Manager) retain(mf *manifest, l Lane, res CloseResult) (CloseResult, er
 		return res, err
 	}
 	return res, nil
+}
+
+// onlyGitFile reports whether dir holds nothing but a regular .git file.
+func onlyGitFile(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) == 1 && entries[0].Name() == ".git" && entries[0].Type().IsRegular()
+}
+
+// allStagedDeletions reports whether every porcelain line is a deletion
+// staged in the index and nothing else.
+func allStagedDeletions(lines []string) bool {
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "D  ") {
+			return false
+		}
+	}
+	return true
 }

@@ -241,3 +241,34 @@ func TestReopenAfterRemoval(t *testing.T) {
 		t.Errorf("manifest = %+v", got)
 	}
 }
+
+// A lane opened without a checkout that nothing was written into holds
+// only its .git file: git calls its base files deleted, yet closing it
+// loses nothing, so it is removed. One file written into it keeps it.
+func TestCloseEmptyNoCheckoutLane(t *testing.T) {
+	for _, withWork := range []bool{false, true} {
+		m := newManager(t, newRepo(t))
+		lane, err := m.Open(t.Context(), OpenOptions{ID: "x", NoCheckout: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withWork {
+			writeFile(t, filepath.Join(lane.Worktree, "work.txt"), "mine\n")
+		}
+		res, err := m.Close(t.Context(), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withWork {
+			if res.Status != StatusRetainedDirty {
+				t.Fatalf("a lane holding work was %s", res.Status)
+			}
+			assertRetained(t, m, lane)
+			continue
+		}
+		if res.Status != StatusRemoved || len(res.Changed) != 0 {
+			t.Fatalf("empty lane: %+v", res)
+		}
+		assertRemoved(t, m, lane)
+	}
+}

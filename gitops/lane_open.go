@@ -183,6 +183,7 @@ func (m *Manager) create(ctx context.Context, rb *openRollback, p openPlan, opts
 		OwnerSession: opts.OwnerSession,
 		Created:      m.timestamp(),
 		Status:       StatusOpen,
+		NoCheckout:   opts.NoCheckout,
 	}
 	return lane, nil
 }

@@ -63,6 +63,9 @@ type Lane struct {
 	Created string `json:"created"`
 	// Status is StatusOpen or StatusRetainedDirty.
 	Status LaneStatus `json:"status"`
+	// NoCheckout records a lane opened without a checkout (a container
+	// brings its own tree), which Close may remove while it is still empty.
+	NoCheckout bool `json:"no_checkout,omitempty"`
 }
 
 // removedLane remembers a lane that was closed and removed.
