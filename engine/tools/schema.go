@@ -6,6 +6,8 @@ package tools
 
 import (
 	"encoding/json"
+	"slices"
+	"sync"
 
 	"github.com/dirtywork/dirtywork/engine/provider"
 )
@@ -134,13 +136,18 @@ var specByName = func() map[string]*spec {
 }()
 
 // Schemas returns the ten tools as the provider sends them.
+// They are rendered once: every model request sends them.
 func Schemas() []provider.Tool {
+	return slices.Clone(schemas())
+}
+
+var schemas = sync.OnceValue(func() []provider.Tool {
 	out := make([]provider.Tool, 0, len(specs))
 	for _, s := range specs {
 		out = append(out, provider.Tool{Name: s.name, Description: s.desc, Parameters: s.parameters()})
 	}
 	return out
-}
+})
 
 // parameters renders the JSON schema of a tool's arguments: each property
 // is {"type"} plus "description" when non-empty; a nested parameter renders
