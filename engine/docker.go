@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 
 	"github.com/dirtywork/dirtywork/gitops"
@@ -60,10 +59,7 @@ func (r *Runner) dockerBackend() dockerBackend {
 // the sandbox (daemon, image, object store). A refusal names what failed
 // and how to do without docker.
 func (r *Runner) dockerPreflight(ctx context.Context, p *prepared) error {
-	cfg, err := dockerConfig(p.spec, p.repo)
-	if err != nil {
-		return &PreflightError{Msg: err.Error(), Hint: hostModeHint, Err: err}
-	}
+	cfg := dockerConfig(p.spec, p.repo)
 	if err := r.dockerBackend().preflight(ctx, cfg); err != nil {
 		return &PreflightError{Msg: err.Error(), Hint: dockerHint(err), Err: err}
 	}
@@ -73,25 +69,17 @@ func (r *Runner) dockerPreflight(ctx context.Context, p *prepared) error {
 
 // dockerConfig is the workspace configuration that spec and the
 // repository decide; the run's own names and paths come at open.
-func dockerConfig(spec Spec, repo gitops.Repo) (docker.WorkspaceConfig, error) {
+func dockerConfig(spec Spec, repo gitops.Repo) docker.WorkspaceConfig {
 	d := spec.Docker
-	cfg := docker.WorkspaceConfig{
+	return docker.WorkspaceConfig{
 		RepoRoot: repo.Root, CommonDir: repo.CommonDir,
 		Image: d.Image, AllowNetwork: d.AllowNetwork, Memory: d.Memory, CPUs: d.CPUs,
 		TmpSize: d.TmpSize, GitdirSize: d.GitdirSize, MinFreeMB: d.MinFreeMB,
 		KeepVolume: d.KeepVolume, MaxPatchMB: d.MaxPatchMB, WithHistory: d.WithHistory, Setup: d.Setup,
 		Limits: sandbox.Limits{MaxBytes: int64(spec.MaxWorktreeMB) << 20, MaxEntries: int64(spec.MaxWorktreeFiles)},
+		// The sandbox asks once it knows the image's architecture.
+		Toolbox: hostToolbox.toolbox,
 	}
-	// The tool server is this very binary, so it speaks this version's
-	// protocol; only a Linux build can run inside the container.
-	if runtime.GOOS == "linux" {
-		exe, err := os.Executable()
-		if err != nil {
-			return cfg, fmt.Errorf("find this program's binary for the container's tool server: %w", err)
-		}
-		cfg.ToolboxBinary = exe
-	}
-	return cfg, nil
 }
 
 // dockerHint is the fix for a docker preflight refusal.
@@ -103,6 +91,8 @@ func dockerHint(err error) string {
 		return "build the worker image with: dirtywork image build (or name another with --image), or " + hostModeHint
 	case errors.Is(err, docker.ErrLowDiskSpace):
 		return "free disk space for docker (or lower --min-free-mb), or " + hostModeHint
+	case errors.Is(err, docker.ErrNoToolbox):
+		return noToolboxHint(runtime.GOOS, runtime.GOARCH)
 	}
 	return "fix the docker setup named above, or " + hostModeHint
 }
@@ -118,6 +108,7 @@ func (r *Runner) openDocker(ctx context.Context, p *prepared, rec *record, slug 
 	cfg.RunDir = rec.dir
 	cfg.OnReset = events.reset
 	cfg.OnSetup = events.setupDone
+	cfg.Trace = r.mark
 	ws, err := r.dockerBackend().open(ctx, cfg)
 	if err != nil {
 		return nil, err

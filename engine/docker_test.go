@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -208,8 +209,13 @@ func TestDockerRunIsWiredToTheWorkspace(t *testing.T) {
 	if cfg.Limits != (sandbox.Limits{MaxBytes: 100 << 20, MaxEntries: 1000}) {
 		t.Fatalf("limits %+v", cfg.Limits)
 	}
-	if exe, _ := os.Executable(); cfg.ToolboxBinary != exe {
-		t.Fatalf("tool server binary %q, want this binary %q", cfg.ToolboxBinary, exe)
+	if cfg.Toolbox == nil {
+		t.Fatal("no tool server source in the config")
+	}
+	if exe, _ := os.Executable(); runtime.GOOS == "linux" {
+		if tb, err := cfg.Toolbox(runtime.GOARCH); err != nil || tb.Path != exe || tb.Data != nil {
+			t.Fatalf("tool server for linux/%s: %+v, %v; want this binary %q", runtime.GOARCH, tb.Path, err, exe)
+		}
 	}
 	if ws.finalize != 1 || ws.closed == 0 {
 		t.Fatalf("finalize ran %d times, close %d", ws.finalize, ws.closed)
@@ -355,6 +361,7 @@ func TestDockerPreflightRefusal(t *testing.T) {
 		{"slow daemon", fmt.Errorf("query docker daemon: %w", docker.ErrTimedOut), "start the Docker daemon"},
 		{"image", fmt.Errorf("image dirtywork-worker:test: %w", docker.ErrImageMissing), "dirtywork image build"},
 		{"disk", fmt.Errorf("docker root: %w", docker.ErrLowDiskSpace), "--min-free-mb"},
+		{"no tool server", fmt.Errorf("tool server for image w (linux/riscv64): %w", docker.ErrNoToolbox), "task build:"},
 		{"name taken", fmt.Errorf("%w: container dw-x already exists", docker.ErrConflict), "fix the docker setup"},
 	}
 	for _, tt := range tests {

@@ -364,7 +364,9 @@ func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, ws sandbox.Wo
 	tw *transcript.Writer, system string,
 ) (Outcome, *sandbox.Finalization, error) {
 	out := r.runLoop(ctx, p, ws, guard, tw, system)
+	r.mark("loop")
 	fin, err := finalize(ctx, ws)
+	r.mark("finalize")
 	if err != nil {
 		return out, nil, err
 	}
@@ -418,7 +420,7 @@ func (p *prepared) baseRefName() string {
 	return "HEAD"
 }
 
-// mark prints when a start-up phase ended, if TimingsEnv asks for it.
+// mark prints when a phase of the run ended, if TimingsEnv asks for it.
 func (r *Runner) mark(phase string) {
 	if r.getenv(TimingsEnv) == "1" {
 		fmt.Fprintf(r.Stderr, "timings: %s %d\n", phase, time.Now().UnixNano())

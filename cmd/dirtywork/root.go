@@ -100,7 +100,7 @@ four runs at once and takes review verdicts.`,
 	root.AddCommand(
 		newRunCmd(io),
 		notLanded("resume SLUG|RUN_DIR", "Continue a finished or interrupted run", "resume"),
-		notLanded("runs", "List, show, export, clean and judge past runs", "run management"),
+		newRunsCmd(io),
 		notLanded("bench", "Sweep tasks over fixture repositories and score them", "bench"),
 		notLanded("tui", "Mission control: launch, follow and review runs", "mission control"),
 		newDemoCmd(io),

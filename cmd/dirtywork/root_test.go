@@ -45,10 +45,17 @@ func TestNotLandedCommandsRefuse(t *testing.T) {
 	for _, args := range [][]string{
 		{"resume", "x"},
 		{"runs", "list"},
+		{"runs", "show", "x"},
+		{"runs", "clean"},
+		{"runs", "verdict", "x"},
 		{"bench"},
 		{"tui"},
 	} {
-		t.Run(args[0], func(t *testing.T) {
+		name := strings.Join(args[:min(len(args), 2)], " ")
+		if args[0] != "runs" {
+			name = args[0]
+		}
+		t.Run(name, func(t *testing.T) {
 			out, errOut, code := runMain(t, args...)
 			if code != ExitUsage {
 				t.Errorf("exit %d, want %d", code, ExitUsage)
@@ -56,7 +63,7 @@ func TestNotLandedCommandsRefuse(t *testing.T) {
 			if out != "" {
 				t.Errorf("stdout %q, want nothing", out)
 			}
-			if !strings.Contains(errOut, "error: 'dirtywork "+args[0]+"' is not available in this build") ||
+			if !strings.Contains(errOut, "error: 'dirtywork "+name+"' is not available in this build") ||
 				!strings.Contains(errOut, "has not landed yet") {
 				t.Errorf("stderr = %q", errOut)
 			}

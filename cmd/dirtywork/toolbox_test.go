@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/toolbox"
 )
 
@@ -34,7 +35,7 @@ func TestToolboxCommandServesOverStdio(t *testing.T) {
 		_ = cmd.Wait()
 	})
 	c := toolbox.NewClient(stdout, stdin)
-	info, err := c.Hello(t.Context())
+	info, err := c.Hello(t.Context(), sandbox.Limits{})
 	if err != nil || info.PID != cmd.Process.Pid || info.Dumpable {
 		t.Fatalf("hello: %+v %v", info, err)
 	}

@@ -13,7 +13,22 @@ import (
 // repository, as name@sha256:…), or nil for a locally built image, which
 // has none. A missing image is ErrNotFound.
 func (c *Client) ImageExists(ctx context.Context, ref string) (id string, digest *string, err error) {
-	err = call(ctx, "inspect image "+ref, QueryTimeout, func(ctx context.Context) error {
+	img, err := c.inspectImage(ctx, ref)
+	return img.id, img.digest, err
+}
+
+// imageFacts is what a run needs to know of its image: ImageExists's id
+// and digest, and the platform its tool server has to be built for.
+type imageFacts struct {
+	id       string
+	digest   *string
+	os, arch string // as Go names them: "linux", "amd64"
+}
+
+// inspectImage is ImageExists with the image's platform.
+func (c *Client) inspectImage(ctx context.Context, ref string) (imageFacts, error) {
+	var f imageFacts
+	err := call(ctx, "inspect image "+ref, QueryTimeout, func(ctx context.Context) error {
 		img, err := c.api.ImageInspect(ctx, ref)
 		if err != nil {
 			return err
@@ -21,20 +36,20 @@ func (c *Client) ImageExists(ctx context.Context, ref string) (id string, digest
 		if img.ID == "" {
 			return errors.New("the daemon reported no image Id")
 		}
-		id = img.ID
+		f.id, f.os, f.arch = img.ID, img.Os, img.Architecture
 		prefix := repositoryOf(ref) + "@sha256:"
 		for _, d := range img.RepoDigests {
 			if strings.HasPrefix(d, prefix) {
-				digest = &d
+				f.digest = &d
 				break
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return "", nil, err
+		return imageFacts{}, err
 	}
-	return id, digest, nil
+	return f, nil
 }
 
 // repositoryOf is ref without its digest and tag: a ":" is a tag separator

@@ -36,13 +36,24 @@ type WorkspaceConfig struct {
 
 	Limits sandbox.Limits
 
-	// ToolboxBinary is the Linux binary of dirtywork to deliver into the
-	// container as its tool server (os.Executable() on Linux).
-	ToolboxBinary string
+	// Toolbox gives the tool server to deliver into the container, for
+	// the image's architecture: preflight and Open ask it once the image
+	// is inspected, and refuse with ErrNoToolbox when it has none.
+	Toolbox ToolboxSource
 
 	// OnReset is called when the sandbox is reset mid-run, with the reason
 	// (the engine writes a sandbox_reset event). May be nil.
 	OnReset func(reason string)
 	// OnSetup is called once the --setup command finished. May be nil.
 	OnSetup func(command string, exitCode *int, output string, seconds float64)
+	// Trace, when set, is told as each phase of opening, finalizing and
+	// closing the sandbox ends ("docker:upload", …), for timing reports.
+	Trace func(phase string)
+}
+
+// trace reports that phase ended, when the config asks for it.
+func (c *WorkspaceConfig) trace(phase string) {
+	if c.Trace != nil {
+		c.Trace("docker:" + phase)
+	}
 }

@@ -45,11 +45,19 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		return fin, &sandbox.SandboxError{Op: "finalize", Err: errStopped}
 	}
 	w.finalized = true
+	s := w.sess
 	w.mu.Unlock()
+	if s != nil {
+		// The last command's walk may have found a breach: take its
+		// verdict while the server still runs (a breach is recorded as
+		// the violation reported below).
+		_, _ = w.settleBudget(ctx, s)
+	}
 	if w.wd != nil {
 		w.wd.stop()
 	}
 	w.stopContainer()
+	w.cfg.trace("stopped")
 	if v := w.currentViolation(); v != nil {
 		reason, kind := v.Reason, v.Kind
 		fin.WatchdogViolation, fin.WatchdogViolationKind = &reason, &kind
@@ -80,16 +88,26 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	if caps.MaxBytes <= 0 {
 		caps.MaxBytes = defaultMaxExportBytes
 	}
+	base, synced, reason := w.exportBase(ctx)
+	if reason != "" {
+		return reason, ctx.Err()
+	}
 	pr, pw := io.Pipe()
 	type extracted struct {
-		sum export.Summary
-		err error
+		sum    export.Summary
+		synced export.Synced
+		err    error
 	}
 	done := make(chan extracted, 1)
 	go func() {
-		sum, err := export.Extract(pr, w.cfg.Worktree, caps)
+		var ex extracted
+		if synced {
+			ex.sum, ex.synced, ex.err = export.Sync(pr, w.cfg.Worktree, caps, base)
+		} else {
+			ex.sum, ex.err = export.Extract(pr, w.cfg.Worktree, caps)
+		}
 		_ = pr.CloseWithError(errExtractStopped) // a refusal stops the download
-		done <- extracted{sum, err}
+		done <- ex
 	}()
 	var dropped []string
 	dlErr := w.cl.download(ctx, w.names.Container, workDir, func(r io.Reader) error {
@@ -108,6 +126,7 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	if ex.sum.EscapingSymlinks != nil {
 		fin.EscapingSymlinks = ex.sum.EscapingSymlinks
 	}
+	w.cfg.trace("extracted")
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("export %s: %w", w.names.WorkVolume, err)
 	}
@@ -120,24 +139,53 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	case ex.err != nil:
 		return ex.err.Error(), nil
 	}
-	if reason := w.diff(ctx, fin); reason != "" {
+	var paths []string // nil: the whole tree
+	if synced {
+		paths = ex.synced.Changed
+	}
+	if reason := w.diff(ctx, fin, base, paths); reason != "" {
 		return reason, nil
 	}
+	w.cfg.trace("diffed")
 	// The only host git after the export: it reads the base tree into
 	// the lane's index, not the worker's files.
 	if _, err := w.git.Run(ctx, gitops.Call{Dir: w.cfg.Worktree, Args: []string{"read-tree", w.cfg.BaseCommit}, Neutral: true}); err != nil {
 		return "rebuild the worktree's index: " + err.Error(), nil
 	}
+	w.cfg.trace("indexed")
 	return "", nil
 }
 
-// diff computes the change against the base into <RunDir>/diff.patch and
-// fin; it returns why it failed, or "".
-func (w *Workspace) diff(ctx context.Context, fin *sandbox.Finalization) string {
-	base, err := baseTree(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit)
-	if err != nil {
-		return err.Error()
+// exportBase is the base tree the export compares against, and whether
+// the lane holds it already (the baseline filled it: the export syncs).
+// Otherwise the lane is cleared to its .git file for a full extraction.
+// reason is why neither could be had.
+func (w *Workspace) exportBase(ctx context.Context) (base []export.BaseFile, synced bool, reason string) {
+	if w.baseline != nil {
+		var err error
+		if base, err = w.baseline.wait(ctx); err == nil {
+			return base, true, ""
+		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, "export interrupted"
+	}
+	if err := export.Clear(w.cfg.Worktree); err != nil {
+		return nil, false, err.Error()
+	}
+	if base == nil {
+		var err error
+		if base, err = baseTree(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit); err != nil {
+			return nil, false, err.Error()
+		}
+	}
+	return base, false, ""
+}
+
+// diff computes the change against base into <RunDir>/diff.patch and fin,
+// looking only at paths when they are given (nil: the whole tree); it
+// returns why it failed, or "".
+func (w *Workspace) diff(ctx context.Context, fin *sandbox.Finalization, base []export.BaseFile, paths []string) string {
 	root, err := os.OpenRoot(w.cfg.Worktree)
 	if err != nil {
 		return "open the worktree: " + err.Error()
@@ -152,7 +200,12 @@ func (w *Workspace) diff(ctx context.Context, fin *sandbox.Finalization) string 
 	if maxPatch <= 0 {
 		maxPatch = defaultMaxPatchMB
 	}
-	d, err := export.DiffTree(ctx, root, base, f, export.DiffOptions{MaxPatchMB: maxPatch})
+	var d *export.Diff
+	if paths != nil {
+		d, err = export.DiffPaths(ctx, root, base, paths, f, export.DiffOptions{MaxPatchMB: maxPatch})
+	} else {
+		d, err = export.DiffTree(ctx, root, base, f, export.DiffOptions{MaxPatchMB: maxPatch})
+	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("write %s: %w", path, cerr)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	containertypes "github.com/docker/docker/api/types/container"
+
 	"github.com/dirtywork/dirtywork/sandbox"
 )
 
@@ -63,18 +65,86 @@ func TestLiveTimeoutAndReset(t *testing.T) {
 	}
 }
 
-// A tree grown past its caps by bash ends the run budget_exceeded, the
-// violation is reported by Finalize, and the export still runs under its
-// hard caps.
+// A process the tool server cannot see (started in the container from
+// outside it, as a worker escaping the server would be) is found by the
+// watchdog's listing between commands, and the next command's end resets
+// the container; without one, commands never reset.
+func TestLiveStrayOutsideServer(t *testing.T) {
+	defer func(d time.Duration) { strayEvery = d }(strayEvery)
+	strayEvery = 100 * time.Millisecond
+	slug := newSlug(t)
+	r := newLiveRepo(t, slug, map[string]string{"a.txt": "a\n"})
+	var rs resets
+	cfg := liveConfig(slug, r)
+	cfg.OnReset = rs.add
+	w := openLive(t, cfg)
+	ctx := t.Context()
+	for range 5 {
+		time.Sleep(150 * time.Millisecond)
+		if got := bash(t, w, "echo ok"); got != "ok" {
+			t.Fatalf("a plain command: %q", got)
+		}
+	}
+	if got := rs.list(); len(got) != 0 {
+		t.Fatalf("resets without a cause: %q", got)
+	}
+	w.mu.Lock()
+	id := w.sess.id
+	w.mu.Unlock()
+	exec, err := w.cl.api.ContainerExecCreate(ctx, id, containertypes.ExecOptions{Cmd: []string{"sleep", "600"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.cl.api.ContainerExecStart(ctx, exec.ID, containertypes.ExecStartOptions{Detach: true}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		w.mu.Lock()
+		seen := w.straySeen
+		w.mu.Unlock()
+		if seen {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watchdog did not see the process within 10 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	res, err := w.Bash(ctx, "echo after", 30*time.Second)
+	if err != nil || !strings.Contains(res.Output, "reset after this command (stray process outside the tool server)") {
+		t.Fatalf("the command after: %+v, %v", res, err)
+	}
+	if got := rs.list(); len(got) != 1 {
+		t.Fatalf("resets: %q, want one", got)
+	}
+	w.mu.Lock()
+	newID := w.sess.id
+	w.mu.Unlock()
+	procs, err := w.cl.top(ctx, newID)
+	if err != nil || !onlyServer(procs) {
+		t.Errorf("processes in the new container: %q, %v", procs, err)
+	}
+}
+
+// A tree grown past its caps by bash ends the run budget_exceeded at the
+// next operation that could change the tree (the tool server walks the
+// tree while the model reads the command's result), the violation is
+// reported by Finalize, and the export still runs under its hard caps.
 func TestLiveBudget(t *testing.T) {
 	slug := newSlug(t)
 	r := newLiveRepo(t, slug, map[string]string{"a.txt": "a\n"})
 	cfg := liveConfig(slug, r)
 	cfg.Limits = sandbox.Limits{MaxBytes: 64 << 20, MaxEntries: 100}
 	w := openLive(t, cfg)
-	_, err := w.Bash(t.Context(), "mkdir many && cd many && touch $(seq 1 200)", 30*time.Second)
-	if !sandbox.IsBudget(err) {
-		t.Fatalf("bash past the entry cap: %v, want a budget error", err)
+	if _, err := w.Bash(t.Context(), "mkdir many && cd many && touch $(seq 1 200)", 30*time.Second); err != nil {
+		t.Fatalf("bash past the entry cap: %v; its verdict belongs to the next operation", err)
+	}
+	if _, err := w.WriteFile(t.Context(), "b.txt", "b"); !sandbox.IsBudget(err) {
+		t.Fatalf("a write after the breach: %v, want a budget error", err)
+	}
+	if _, err := w.Bash(t.Context(), "true", 30*time.Second); !sandbox.IsBudget(err) {
+		t.Fatalf("bash after the breach: %v, want the budget error again", err)
 	}
 	if _, err := w.ReadFile(t.Context(), "a.txt", 0, 0); !sandbox.IsBudget(err) {
 		t.Errorf("a call after the breach: %v, want the budget error again", err)

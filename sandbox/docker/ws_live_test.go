@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -127,20 +128,29 @@ func newSlug(t *testing.T) string {
 // liveConfig is a workspace config for r.
 func liveConfig(slug string, r liveRepo) WorkspaceConfig {
 	return WorkspaceConfig{
-		Slug:          slug,
-		RepoRoot:      r.root,
-		CommonDir:     filepath.Join(r.root, ".git"),
-		Worktree:      r.worktree,
-		Branch:        r.branch,
-		BaseCommit:    r.base,
-		RunDir:        r.runDir,
-		Image:         liveImage,
-		Memory:        "1g",
-		CPUs:          1,
-		MaxPatchMB:    10,
-		Limits:        sandbox.Limits{MaxBytes: 64 << 20, MaxEntries: 5000},
-		ToolboxBinary: toolboxBinary,
+		Slug:       slug,
+		RepoRoot:   r.root,
+		CommonDir:  filepath.Join(r.root, ".git"),
+		Worktree:   r.worktree,
+		Branch:     r.branch,
+		BaseCommit: r.base,
+		RunDir:     r.runDir,
+		Image:      liveImage,
+		Memory:     "1g",
+		CPUs:       1,
+		MaxPatchMB: 10,
+		Limits:     sandbox.Limits{MaxBytes: 64 << 20, MaxEntries: 5000},
+		Toolbox:    liveToolbox,
 	}
+}
+
+// liveToolbox is the tool server TestMain built, which is for this
+// machine's architecture only.
+func liveToolbox(goarch string) (Toolbox, error) {
+	if goarch != runtime.GOARCH {
+		return Toolbox{}, fmt.Errorf("%w: the test's build is for linux/%s", ErrNoToolbox, runtime.GOARCH)
+	}
+	return Toolbox{Path: toolboxBinary}, nil
 }
 
 // resets records the reasons OnReset was called with.

@@ -20,7 +20,8 @@ var ErrLowDiskSpace = errors.New("not enough free disk space for docker")
 // Preflight checks, creating nothing, that a run with cfg can start
 // (S-6…S-10): the daemon answers (within QueryTimeout, so a hanging daemon
 // is refused in time: ErrDaemonUnreachable), the image is on it
-// (ErrImageMissing), the run's container and volume names are free
+// (ErrImageMissing), cfg.Toolbox has a tool server for the image's
+// architecture (ErrNoToolbox), the run's container and volume names are free
 // (ErrConflict), and a daemon on this machine has cfg.MinFreeMB free
 // (ErrLowDiskSpace). Errors are worded for the user. The names are checked
 // only when cfg.Slug is set: the engine's preflight runs before the run
@@ -47,8 +48,12 @@ func Preflight(ctx context.Context, cfg WorkspaceConfig) error {
 		}
 		return fmt.Errorf("%w: %w (start Docker, or use --sandbox none)", ErrDaemonUnreachable, err)
 	}
-	if _, _, err := cl.ImageExists(ctx, cfg.Image); err != nil {
+	img, err := cl.inspectImage(ctx, cfg.Image)
+	if err != nil {
 		return imageError(cfg.Image, err)
+	}
+	if _, err := imageToolbox(cfg, img); err != nil {
+		return err
 	}
 	if cfg.Slug != "" {
 		if err := checkNamesFree(ctx, cl, names); err != nil {
@@ -122,7 +127,7 @@ func freeMB(path string) (int64, error) {
 	if err := unix.Statfs(path, &st); err != nil {
 		return 0, fmt.Errorf("measure free space of %s: %w", path, err)
 	}
-	return int64(st.Bavail) * st.Bsize >> 20, nil
+	return int64(st.Bavail) * int64(st.Bsize) >> 20, nil //nolint:unconvert // Bsize is int64 on Linux, uint32 on macOS
 }
 
 // checkFreeSpace refuses when the daemon's storage has less than floorMB

@@ -36,7 +36,7 @@ func (w *Workspace) reset(ctx context.Context, old *session, reason string) erro
 	}
 	w.mu.Lock()
 	w.sess = s
-	w.oomSeen, w.died = false, false
+	w.oomSeen, w.died, w.straySeen, w.walkPending = false, false, false, false
 	w.mu.Unlock()
 	if w.cfg.OnReset != nil {
 		w.cfg.OnReset(reason)
@@ -68,6 +68,16 @@ func (w *Workspace) goneReason() string {
 		return "container died"
 	}
 	return "tool server stopped answering"
+}
+
+// takeStray reports and clears a process the watchdog saw in the
+// container besides init and the tool server.
+func (w *Workspace) takeStray() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	stray := w.straySeen
+	w.straySeen = false
+	return stray
 }
 
 // takeOOM reports and clears an OOM kill the events API reported.

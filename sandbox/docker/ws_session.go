@@ -38,6 +38,7 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 	if err != nil {
 		return nil, err
 	}
+	w.cfg.trace("create")
 	s := &session{id: id, log: &cappedLog{max: maxServerLog}, demuxed: make(chan struct{})}
 	defer func() {
 		if err != nil {
@@ -48,6 +49,7 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 		if err := w.fillVolumes(ctx, id); err != nil {
 			return nil, err
 		}
+		w.cfg.trace("upload")
 	}
 	// Attach before start, so not a byte of the server's output is lost
 	// and its stdin is ours from its first instant.
@@ -66,8 +68,9 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 		_, err := stdcopy.StdCopy(pw, s.log, s.hijack.Reader)
 		_ = pw.CloseWithError(err) // nil: end of stream for the client
 	}()
+	w.cfg.trace("start")
 	s.tb = toolbox.NewClient(pr, attachStdin{&s.hijack})
-	info, err := s.tb.Hello(ctx)
+	info, err := s.tb.Hello(ctx, w.cfg.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("start the tool server in %s: %w%s", w.names.Container, err, s.log.suffix())
 	}
@@ -87,6 +90,7 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 		return nil, fmt.Errorf("in-container git init failed (exit %d, timed out %v): %s",
 			res.ExitCode, res.TimedOut, truncate(res.Output+res.LaunchError, 500))
 	}
+	w.cfg.trace("git_init")
 	return s, nil
 }
 
@@ -94,7 +98,7 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 // and hands the work volume's root to the worker, through the created
 // container: the Engine API's archive upload, no helper container.
 func (w *Workspace) fillVolumes(ctx context.Context, id string) error {
-	if err := w.uploadEntries(ctx, id, toolsDir, toolsEntries(w.cfg.ToolboxBinary, w.pack)); err != nil {
+	if err := w.uploadEntries(ctx, id, toolsDir, toolsEntries(w.toolbox, w.pack)); err != nil {
 		return err
 	}
 	return w.uploadEntries(ctx, id, workDir, workRootEntries())

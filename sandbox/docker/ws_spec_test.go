@@ -125,7 +125,7 @@ func TestToolsUploadIsRootOwnedAndReadOnly(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	entries := toolsEntries(bin, &basePack{Dir: dir, Name: "pack-x", Shallow: filepath.Join(dir, "shallow")})
+	entries := toolsEntries(Toolbox{Path: bin}, &basePack{Dir: dir, Name: "pack-x", Shallow: filepath.Join(dir, "shallow")})
 	if err := writeUpload(&buf, entries); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // uploadEntry is one member of an archive uploaded into a container: a
-// directory (Source == "") or a file copied from Source on the host.
+// file copied from Source on the host, a file holding Data, or else a
+// directory.
 type uploadEntry struct {
 	// Name is relative to the upload's destination; "/" is the
 	// destination itself: the daemon applies that member's ownership and
@@ -18,6 +19,7 @@ type uploadEntry struct {
 	// is how a volume's root, created root-owned, is handed over.
 	Name     string
 	Source   string
+	Data     []byte // used when Source is empty; nil for a directory
 	Mode     int64
 	UID, GID int
 }
@@ -50,6 +52,16 @@ func writeUploadEntry(tw *tar.Writer, e uploadEntry) error {
 		Gid:     e.GID,
 		ModTime: uploadModTime,
 		Format:  tar.FormatPAX,
+	}
+	if e.Source == "" && e.Data != nil {
+		hdr.Typeflag, hdr.Size = tar.TypeReg, int64(len(e.Data))
+		if err := tw.WriteHeader(hdr); err != nil {
+			return fmt.Errorf("write upload archive entry %s: %w", e.Name, err)
+		}
+		if _, err := tw.Write(e.Data); err != nil {
+			return fmt.Errorf("write %s into upload archive: %w", e.Name, err)
+		}
+		return nil
 	}
 	if e.Source == "" {
 		hdr.Typeflag = tar.TypeDir
@@ -86,14 +98,14 @@ func writeUploadEntry(tw *tar.Writer, e uploadEntry) error {
 // toolsEntries is the content of the tools volume: the tool server and the
 // base pack, all root's and read-only, so a worker that runs as another
 // user without capabilities can change none of it.
-func toolsEntries(binary string, pack *basePack) []uploadEntry {
+func toolsEntries(tb Toolbox, pack *basePack) []uploadEntry {
 	dir := func(name string) uploadEntry { return uploadEntry{Name: name, Mode: 0o755} }
 	file := func(name, src string, mode int64) uploadEntry {
 		return uploadEntry{Name: name, Source: src, Mode: mode}
 	}
 	entries := []uploadEntry{
 		dir("/"),
-		file("dirtywork", binary, 0o555),
+		{Name: "dirtywork", Source: tb.Path, Data: tb.Data, Mode: 0o555},
 		dir("objects/"),
 		dir("objects/pack/"),
 		file("objects/pack/"+pack.Name+".pack", filepath.Join(pack.Dir, pack.Name+".pack"), 0o444),

@@ -63,9 +63,12 @@ func (w *Workspace) Grep(ctx context.Context, args sandbox.GrepArgs) (string, er
 }
 
 // Bash runs command in /work through the tool server, which kills its
-// whole process group at the timeout. Afterwards (S-32) the container must
-// hold nothing but init and the server, and must not have run out of
-// memory, else it is reset; then the tree is measured against its caps.
+// whole process group at the timeout and, being the container's subreaper,
+// every job the command left. Afterwards (S-32) nothing of the command may
+// be left and the container must not have run out of memory, else it is
+// reset. The tree is then measured by the server in the background while
+// the model reads the result; the next operation that can change the tree
+// (a writing file tool, bash, the end of the run) first takes the verdict.
 // A reset during the command is its result (LaunchError); one after it is
 // noted in its output.
 func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Duration) (sandbox.BashResult, error) {
@@ -74,11 +77,18 @@ func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Durat
 	if err != nil {
 		return res, err
 	}
+	if note, err := w.settleBudget(ctx, s); err != nil {
+		return res, err
+	} else if note != "" {
+		// The previous command's walk failed and the sandbox was reset:
+		// this command was not run.
+		res.LaunchError = note
+		return res, nil
+	}
 	w.wd.bashBegin()
-	res, err = s.tb.Bash(ctx, command, timeout)
+	reply, err := s.tb.Bash(ctx, command, timeout)
 	w.wd.bashEnd()
 	if err != nil {
-		res = sandbox.BashResult{ExitCode: -1, Timeout: timeout}
 		notice, ferr := w.toolFailed(ctx, "bash", s, err)
 		if ferr != nil {
 			return res, ferr
@@ -86,7 +96,8 @@ func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Durat
 		res.LaunchError = strings.TrimPrefix(notice, "ERROR: ")
 		return res, nil
 	}
-	note, err := w.afterBash(ctx, s)
+	res = reply.BashResult
+	note, err := w.afterBash(ctx, s, reply.Leftover)
 	if err != nil {
 		return res, err
 	}
@@ -162,20 +173,22 @@ func resetNotice(reason string) string {
 		"/home/worker are gone, and no process survived. Check the state you need and retry."
 }
 
-// afterBash checks the container after a command: nothing but init and
-// the tool server may run (the server kills what a command leaves, so
-// anything else escaped it), and no OOM kill may have happened; either is
-// a reset, noted for the result. Without a reset the tree is measured.
-func (w *Workspace) afterBash(ctx context.Context, s *session) (string, error) {
+// afterBash checks the container after a command, from what the tool
+// server and the daemon's events said as it ran: nothing of the command
+// may be left (leftover, the server's count of processes it could not
+// kill), no process may have been seen outside the server by the
+// watchdog, and no OOM kill may have happened; any of them is a reset,
+// noted for the result. Without a reset the server's walk of the tree is
+// awaited by the next operation that needs it (settleBudget).
+func (w *Workspace) afterBash(ctx context.Context, s *session, leftover int) (string, error) {
 	reason := ""
-	procs, err := w.cl.top(ctx, s.id)
 	switch {
 	case ctx.Err() != nil:
 		return "", ctx.Err()
-	case err != nil:
-		reason = "container unreachable after bash"
-	case !onlyServer(procs):
+	case leftover > 0:
 		reason = "stray process after bash"
+	case w.takeStray():
+		reason = "stray process outside the tool server"
 	case w.takeOOM():
 		reason = "oom"
 	}
@@ -184,6 +197,21 @@ func (w *Workspace) afterBash(ctx context.Context, s *session) (string, error) {
 			return "", err
 		}
 		return "the sandbox was reset after this command (" + reason + "); files in /work are kept, git state and /tmp are not", nil
+	}
+	w.mu.Lock()
+	w.walkPending = true
+	w.mu.Unlock()
+	return "", nil
+}
+
+// settleBudget takes the verdict of the walk the tool server started after
+// the last command, if one is pending (see checkBudget).
+func (w *Workspace) settleBudget(ctx context.Context, s *session) (string, error) {
+	w.mu.Lock()
+	pending := w.walkPending
+	w.mu.Unlock()
+	if !pending {
+		return "", nil
 	}
 	return w.checkBudget(ctx, s)
 }
@@ -203,13 +231,18 @@ func onlyServer(procs []string) bool {
 	return true
 }
 
-// checkBudget measures the tree through the tool server; a breach ends the
-// run (budget_exceeded) and the container is killed.
+// checkBudget asks the tool server for its budget's verdict: the totals
+// of its last walk adjusted by every writing file tool since, after any
+// walk under way ended. A breach ends the run (budget_exceeded) and the
+// container is killed.
 func (w *Workspace) checkBudget(ctx context.Context, s *session) (string, error) {
+	w.mu.Lock()
+	w.walkPending = false
+	w.mu.Unlock()
 	if w.cfg.Limits.MaxBytes <= 0 && w.cfg.Limits.MaxEntries <= 0 {
 		return "", nil
 	}
-	m, err := s.tb.Measure(ctx, w.cfg.Limits)
+	m, err := s.tb.Budget(ctx)
 	if err != nil {
 		if _, ferr := w.toolFailed(ctx, "measure", s, err); ferr != nil {
 			return "", ferr

@@ -21,12 +21,19 @@ const (
 	statFailures = 3
 )
 
+// strayEvery is how often, between commands, the daemon is asked what runs
+// in the container (docker top), to catch a process the tool server did
+// not report; a variable so that tests can shorten it.
+var strayEvery = 5 * time.Second
+
 // watchdog watches a workspace's container from outside the loop for the
 // container's life: the daemon's events (OOM kills and deaths, as they
 // happen), the tree's size while a command runs (measured by the tool
 // server; the export's hard caps back it), the work volume's size as the
-// daemon measures it (ws_diskusage.go), and, for a daemon on this
-// machine, the free space of its storage.
+// daemon measures it (ws_diskusage.go), the processes in the container
+// between commands as the daemon lists them (backing the tool server's
+// own count after each command), and, for a daemon on this machine, the
+// free space of its storage.
 type watchdog struct {
 	w      *Workspace
 	cancel context.CancelFunc
@@ -34,7 +41,9 @@ type watchdog struct {
 
 	mu       sync.Mutex
 	inBash   int       // guarded by mu
+	bashes   uint64    // guarded by mu: commands begun, ever
 	measured time.Time // guarded by mu: the last measurement's start
+	listed   time.Time // guarded by mu: the last process listing's start
 }
 
 // startWatchdog starts w's watchdog.
@@ -67,6 +76,7 @@ func (d *watchdog) bashBegin() {
 		d.measured = time.Now()
 	}
 	d.inBash++
+	d.bashes++
 }
 
 func (d *watchdog) bashEnd() {
@@ -166,7 +176,58 @@ func (d *watchdog) poll(ctx context.Context) {
 		if d.measureDue() {
 			d.measure(ctx)
 		}
+		if d.listDue() {
+			d.listProcesses(ctx)
+		}
 	}
+}
+
+// listDue reports whether strayEvery passed since the last process
+// listing, and if so starts the next period.
+func (d *watchdog) listDue() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if time.Since(d.listed) < strayEvery {
+		return false
+	}
+	d.listed = time.Now()
+	return true
+}
+
+// idle reports whether no command runs, and how many were ever begun.
+func (d *watchdog) idle() (uint64, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.bashes, d.inBash == 0
+}
+
+// listProcesses asks the daemon what runs in the current container while
+// no command does: only init and the tool server may (file tools start no
+// process). Anything else is noted for the next command's end, which
+// resets the container. A listing that overlapped a command, or a reset
+// (resetMu keeps those out), proves nothing and is dropped; so is a
+// failed one: a dead container comes through the events API.
+func (d *watchdog) listProcesses(ctx context.Context) {
+	w := d.w
+	w.resetMu.Lock()
+	defer w.resetMu.Unlock()
+	w.mu.Lock()
+	s := w.sess
+	w.mu.Unlock()
+	before, idle := d.idle()
+	if s == nil || !idle {
+		return
+	}
+	procs, err := w.cl.top(ctx, s.id)
+	after, idle := d.idle()
+	if err != nil || !idle || after != before || onlyServer(procs) {
+		return
+	}
+	w.mu.Lock()
+	if w.sess == s {
+		w.straySeen = true
+	}
+	w.mu.Unlock()
 }
 
 // measureDue reports whether a command has run for measureEvery since the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/export"
 )
 
 // Workspace is a docker sandbox: the run's tree in a volume, worked on by
@@ -30,7 +31,10 @@ type Workspace struct {
 	imageID string
 	digest  *string
 	pack    *basePack
-	local   bool // the daemon runs on this machine
+	// baseline fills the host lane with the base tree meanwhile.
+	baseline *baseline
+	toolbox  Toolbox // for the image's architecture; cleared once uploaded
+	local    bool    // the daemon runs on this machine
 
 	// resetMu serialises resets, watchdog kills and the final stop, so a
 	// container is never replaced twice at once.
@@ -43,8 +47,13 @@ type Workspace struct {
 	closed    bool       // guarded by mu
 	exportOK  bool       // guarded by mu: the volumes may go
 	// oomSeen and died are what the events API said about the current
-	// container; guarded by mu, cleared by a reset.
-	oomSeen, died bool
+	// container, straySeen what the watchdog saw running in it besides
+	// the tool server between commands; guarded by mu, cleared by a reset.
+	oomSeen, died, straySeen bool
+	// walkPending is set after a command: the tool server is walking the
+	// tree, and the next operation that can change it takes the verdict
+	// first. Guarded by mu.
+	walkPending bool
 
 	wd *watchdog
 }
@@ -64,6 +73,9 @@ func Open(ctx context.Context, cfg WorkspaceConfig) (*Workspace, error) {
 	}
 	if err := w.open(ctx); err != nil {
 		_ = w.Close()
+		// The baseline may have filled the lane: leave it as it came,
+		// with its .git file only.
+		_ = export.Clear(cfg.Worktree)
 		var se *sandbox.SandboxError
 		if errors.As(err, &se) || errors.Is(err, context.Canceled) {
 			return nil, err
@@ -83,8 +95,8 @@ func newWorkspace(cfg WorkspaceConfig) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.ToolboxBinary == "" {
-		return nil, errors.New("no tool server binary to deliver into the container")
+	if cfg.Toolbox == nil {
+		return nil, fmt.Errorf("%w: no tool server source is configured", ErrNoToolbox)
 	}
 	cl, err := Connect()
 	if err != nil {
@@ -106,22 +118,30 @@ func (w *Workspace) open(ctx context.Context) error {
 	if err := checkNamesFree(ctx, w.cl, w.names); err != nil {
 		return err
 	}
-	id, digest, err := w.cl.ImageExists(ctx, w.cfg.Image)
+	img, err := w.cl.inspectImage(ctx, w.cfg.Image)
 	if err != nil {
 		return imageError(w.cfg.Image, err)
 	}
-	w.imageID, w.digest = id, digest
+	w.imageID, w.digest = img.id, img.digest
+	if w.toolbox, err = imageToolbox(w.cfg, img); err != nil {
+		return err
+	}
+	w.baseline = startBaseline(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.Worktree)
 	if w.pack, err = makeBasePack(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory); err != nil {
 		return err
 	}
+	w.cfg.trace("pack")
 	for _, v := range []string{w.names.WorkVolume, w.names.ToolsVolume} {
 		if err := w.cl.createVolume(ctx, v, w.labels); err != nil {
 			return err
 		}
 	}
+	w.cfg.trace("volumes")
 	s, err := w.startSession(ctx, true)
-	// The pack lives in the tools volume now (or never will).
+	// The pack and the tool server live in the tools volume now (or never
+	// will); a carried build's bytes need not stay in memory.
 	w.pack.Close()
+	w.toolbox = Toolbox{}
 	if err != nil {
 		return err
 	}
@@ -192,6 +212,9 @@ func (w *Workspace) Close() error {
 	w.closed = true
 	keep := w.cfg.KeepVolume || (w.finalized && !w.exportOK)
 	w.mu.Unlock()
+	if w.baseline != nil {
+		w.baseline.stop() // nothing may write into the lane after Close
+	}
 	if w.wd != nil {
 		w.wd.stop()
 	}
@@ -214,6 +237,7 @@ func (w *Workspace) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	w.cfg.trace("removed")
 	if w.pack != nil {
 		w.pack.Close()
 	}

@@ -96,11 +96,36 @@ type change struct {
 // that is ambiguous in its object store. Files are compared by size, then
 // content; blobs are hashed only for the index lines of changed files.
 func DiffTree(ctx context.Context, root *os.Root, base []BaseFile, patch io.Writer, opts DiffOptions) (*Diff, error) {
+	return diffTree(ctx, root, base, nil, patch, opts)
+}
+
+// DiffPaths is DiffTree for a tree known to equal base everywhere but at
+// paths (a Sync's Changed): only those paths are looked at, on disk and
+// in base, so the cost follows the change, not the tree.
+func DiffPaths(ctx context.Context, root *os.Root, base []BaseFile, paths []string, patch io.Writer, opts DiffOptions) (*Diff, error) {
+	if paths == nil {
+		paths = []string{}
+	}
+	return diffTree(ctx, root, base, paths, patch, opts)
+}
+
+// diffTree diffs the whole tree (paths nil) or only paths.
+func diffTree(ctx context.Context, root *os.Root, base []BaseFile, paths []string, patch io.Writer, opts DiffOptions) (*Diff, error) {
 	baseFiles, gitlinks, err := sortBase(base)
 	if err != nil {
 		return nil, err
 	}
-	disk, err := readTree(ctx, root, gitlinks)
+	var disk []diskEntry
+	if paths == nil {
+		disk, err = readTree(ctx, root, gitlinks)
+	} else {
+		want := make(map[string]bool, len(paths))
+		for _, p := range paths {
+			want[p] = true
+		}
+		baseFiles = slices.DeleteFunc(baseFiles, func(f *BaseFile) bool { return !want[f.Path] })
+		disk, err = readPaths(ctx, root, paths, gitlinks)
+	}
 	if err != nil {
 		return nil, err
 	}

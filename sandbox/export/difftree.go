@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // diskEntry is a file or symlink of the exported tree.
@@ -78,14 +80,59 @@ func (r *treeReader) dir(ctx context.Context, rel string) error {
 	return nil
 }
 
+// readPaths is readTree for the given paths only: each that is a file or
+// symlink on disk, by path; directories, missing paths, gitlinks and
+// names under a .git are left out.
+func readPaths(ctx context.Context, root *os.Root, paths []string, skip map[string]bool) ([]diskEntry, error) {
+	r := &treeReader{root: root, skip: skip}
+	for _, p := range slices.Compact(slices.Sorted(slices.Values(paths))) {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("read exported tree: %w", err)
+		}
+		if r.skipped(p) {
+			continue
+		}
+		fi, err := root.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			continue // gone, or a parent became a file
+		case err != nil:
+			return nil, fmt.Errorf("stat exported %q: %w", p, err)
+		case fi.IsDir():
+			continue
+		}
+		if err := r.leaf(p, fi); err != nil {
+			return nil, err
+		}
+	}
+	return r.out, nil
+}
+
+// skipped reports whether p is, or is under, a gitlink or a .git name:
+// what readTree never reaches.
+func (r *treeReader) skipped(p string) bool {
+	for q := p; q != "."; q = path.Dir(q) {
+		if r.skip[q] || strings.EqualFold(path.Base(q), ".git") {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *treeReader) entry(ctx context.Context, rel string) error {
 	fi, err := r.root.Lstat(rel)
 	if err != nil {
 		return fmt.Errorf("stat exported %q: %w", rel, err)
 	}
-	switch t := fi.Mode().Type(); {
-	case t == fs.ModeDir:
+	if fi.IsDir() {
 		return r.dir(ctx, rel)
+	}
+	return r.leaf(rel, fi)
+}
+
+// leaf records a file or symlink; other kinds are left out.
+func (r *treeReader) leaf(rel string, fi fs.FileInfo) error {
+	switch t := fi.Mode().Type(); {
 	case t == fs.ModeSymlink:
 		target, err := r.root.Readlink(rel)
 		if err != nil {

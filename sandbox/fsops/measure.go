@@ -227,7 +227,7 @@ func (f *FS) measureEntry(dir string, e fs.DirEntry) (measured, bool) {
 	}
 	switch {
 	case info.IsDir() && ok:
-		m.dir = &measureDir{rel: m.rel, dev: st.Dev, ino: st.Ino}
+		m.dir = &measureDir{rel: m.rel, dev: uint64(st.Dev), ino: st.Ino} //nolint:unconvert // Dev is uint64 on Linux, int32 on macOS
 	case info.Mode()&fs.ModeSymlink != 0:
 		target, err := f.root.Readlink(m.rel)
 		m.escaping = err == nil && linkEscapes(dir, target)
@@ -253,7 +253,7 @@ func (f *FS) openForMeasure(d measureDir) (*os.File, error) {
 		_ = fh.Close()
 		return nil, err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Dev != d.dev || st.Ino != d.ino {
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || uint64(st.Dev) != d.dev || st.Ino != d.ino { //nolint:unconvert // Dev is uint64 on Linux, int32 on macOS
 		_ = fh.Close()
 		return nil, errMeasureGone
 	}

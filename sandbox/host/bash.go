@@ -43,7 +43,7 @@ func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Durat
 	}
 	// The tree is measured while the model reads the result; the next
 	// operation waits for the verdict (see budget).
-	w.budget.startWalk(context.WithoutCancel(ctx), w.fs, true)
+	w.budget.StartWalk(context.WithoutCancel(ctx), true)
 	return res, nil
 }
 

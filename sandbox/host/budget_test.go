@@ -121,7 +121,7 @@ func TestBudgetIncrementalMatchesWalk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bytes, files := w.budget.totals(); bytes != m.Bytes || files != m.Entries {
+		if bytes, files := w.budget.Totals(); bytes != m.Bytes || files != m.Entries {
 			t.Fatalf("after step %d: kept %d bytes, %d entries; a walk finds %d, %d", i, bytes, files, m.Bytes, m.Entries)
 		}
 	}

@@ -79,12 +79,12 @@ func (w *Workspace) mutate(ctx context.Context, tool, path string, run func() (s
 	if err := w.usable(ctx); err != nil {
 		return "", err
 	}
-	c := w.budget.before(w.fs, path)
+	c := w.budget.Before(path)
 	out, err := toolErr(tool)(run())
 	if err != nil {
 		return "", err
 	}
-	if err := w.budget.after(w.fs, c); err != nil {
+	if err := w.budget.After(c); err != nil {
 		return "", err
 	}
 	return out, nil

@@ -43,7 +43,7 @@ type Workspace struct {
 	// policy is every bash command's confinement, less the command.
 	policy confine.Policy
 	info   Info
-	budget budget
+	budget *fsops.Budget
 	git    *gitops.Git
 
 	closed    atomic.Bool
@@ -111,9 +111,9 @@ func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 		return nil, err
 	}
 
-	w.budget.limits = fsops.Limits{MaxBytes: cfg.Limits.MaxBytes, MaxEntries: cfg.Limits.MaxEntries}
+	w.budget = fsops.NewBudget(w.fs, fsops.Limits{MaxBytes: cfg.Limits.MaxBytes, MaxEntries: cfg.Limits.MaxEntries})
 	// The baseline walk runs while the first model request is out.
-	w.budget.startWalk(context.WithoutCancel(ctx), w.fs, false)
+	w.budget.StartWalk(context.WithoutCancel(ctx), false)
 	opened = true
 	return w, nil
 }
@@ -162,7 +162,9 @@ func (w *Workspace) Close() error {
 		w.closed.Store(true)
 		// A background walk reads through the root: let it end first. What
 		// it found no longer matters.
-		_ = w.budget.settle(context.Background())
+		if w.budget != nil {
+			_ = w.budget.Settle(context.Background())
+		}
 		var errs []error
 		if w.root != nil {
 			if err := w.root.Close(); err != nil {
@@ -187,7 +189,7 @@ func (w *Workspace) usable(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return w.budget.settle(ctx)
+	return w.budget.Settle(ctx)
 }
 
 // readable is usable for a tool that only reads: it does not wait for a
@@ -199,7 +201,7 @@ func (w *Workspace) readable(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return w.budget.verdict()
+	return w.budget.Verdict()
 }
 
 // removeAll removes dir like os.RemoveAll, first making writable the

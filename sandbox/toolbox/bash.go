@@ -68,7 +68,7 @@ func (s *server) runBash(ctx context.Context, command string, timeout time.Durat
 
 	var afterKill func()
 	if s.cfg.Subreaper {
-		afterKill = killAdopted // jobs that left the group
+		afterKill = func() { res.Leftover = killAdopted() } // jobs that left the group
 	}
 	end, err := sandbox.AwaitCommand(ctx, runCtx, cmd, sandbox.StartDrain(r, maxOutput), drainGrace, afterKill)
 	if err != nil {

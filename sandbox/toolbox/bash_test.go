@@ -15,7 +15,7 @@ import (
 
 // mustBash runs command with a generous timeout and fails on an error, a
 // launch failure or a timeout.
-func mustBash(t *testing.T, c *Client, command string) sandbox.BashResult {
+func mustBash(t *testing.T, c *Client, command string) BashReply {
 	t.Helper()
 	res, err := c.Bash(t.Context(), command, 20*time.Second)
 	if err != nil {
@@ -226,7 +226,7 @@ func TestMeasureWhileBashRuns(t *testing.T) {
 			dir := t.TempDir()
 			c := tr.start(t, dir)
 			type outcome struct {
-				res sandbox.BashResult
+				res BashReply
 				err error
 			}
 			done := make(chan outcome, 1)

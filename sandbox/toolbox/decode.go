@@ -114,7 +114,7 @@ func (d *decoded) setResult(raw []byte) error {
 			return err
 		}
 		return checkBash(&d.bash)
-	case kindMeasure:
+	case kindMeasure, kindBudget:
 		var r measureResult
 		if err := decodeStrict(raw, &r); err != nil {
 			return err
@@ -147,6 +147,8 @@ func checkBash(r *bashResult) error {
 	switch {
 	case r.ExitCode < -1 || r.ExitCode > 255:
 		return fmt.Errorf("exit code %d out of range", r.ExitCode)
+	case r.Leftover < 0:
+		return fmt.Errorf("%d leftover processes", r.Leftover)
 	case len(r.Output) > 3*maxOutput:
 		// Each invalid byte decodes to U+FFFD, 3 bytes: the most 1 MiB
 		// can become.

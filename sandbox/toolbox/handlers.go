@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/fsops"
 )
 
@@ -26,7 +27,7 @@ func (s *server) prepare(kind string, raw json.RawMessage) (job, error) {
 	switch kind {
 	case kindHello:
 		var a helloArgs
-		return decodeJob(raw, &a, func(context.Context) (any, error) { return s.hello(a) })
+		return decodeJob(raw, &a, func(ctx context.Context) (any, error) { return s.hello(ctx, a) })
 	case kindReadFile:
 		var a readFileArgs
 		return decodeJob(raw, &a, func(context.Context) (any, error) {
@@ -34,27 +35,29 @@ func (s *server) prepare(kind string, raw json.RawMessage) (job, error) {
 		})
 	case kindWriteFile:
 		var a writeFileArgs
-		return decodeJob(raw, &a, func(context.Context) (any, error) {
-			return text(s.fs.WriteFile(string(a.Path), string(a.Content)))
+		return decodeJob(raw, &a, func(ctx context.Context) (any, error) {
+			return s.mutate(ctx, string(a.Path), func() (string, error) { return s.fs.WriteFile(string(a.Path), string(a.Content)) })
 		})
 	case kindEditFile:
 		var a editFileArgs
-		return decodeJob(raw, &a, func(context.Context) (any, error) {
-			return text(s.fs.EditFile(string(a.Path), string(a.Old), string(a.New)))
+		return decodeJob(raw, &a, func(ctx context.Context) (any, error) {
+			return s.mutate(ctx, string(a.Path), func() (string, error) { return s.fs.EditFile(string(a.Path), string(a.Old), string(a.New)) })
 		})
 	case kindInsertText:
 		var a insertTextArgs
-		return decodeJob(raw, &a, func(context.Context) (any, error) {
-			return text(s.fs.InsertText(string(a.Path), string(a.Anchor), string(a.Text), a.After))
+		return decodeJob(raw, &a, func(ctx context.Context) (any, error) {
+			return s.mutate(ctx, string(a.Path), func() (string, error) {
+				return s.fs.InsertText(string(a.Path), string(a.Anchor), string(a.Text), a.After)
+			})
 		})
 	case kindApplyEdits:
 		var a applyEditsArgs
-		return decodeJob(raw, &a, func(context.Context) (any, error) {
+		return decodeJob(raw, &a, func(ctx context.Context) (any, error) {
 			edits := make([]fsops.Edit, len(a.Edits))
 			for i, e := range a.Edits {
 				edits[i] = fsops.Edit{Old: string(e.Old), New: string(e.New)}
 			}
-			return text(s.fs.ApplyEdits(string(a.Path), edits))
+			return s.mutate(ctx, string(a.Path), func() (string, error) { return s.fs.ApplyEdits(string(a.Path), edits) })
 		})
 	case kindListDir:
 		var a listDirArgs
@@ -65,6 +68,9 @@ func (s *server) prepare(kind string, raw json.RawMessage) (job, error) {
 		return s.prepareBash(raw)
 	case kindMeasure:
 		return s.prepareMeasure(raw)
+	case kindBudget:
+		var a budgetArgs
+		return decodeJob(raw, &a, s.budgetVerdict)
 	}
 	return nil, fmt.Errorf("unknown request kind %q", kind)
 }
@@ -112,7 +118,65 @@ func (s *server) prepareBash(raw json.RawMessage) (job, error) {
 		return nil, fmt.Errorf("timeout of %d ms is not in (0, %v]", a.TimeoutMS, maxCommandTimeout)
 	}
 	timeout := time.Duration(a.TimeoutMS) * time.Millisecond
-	return func(ctx context.Context) (any, error) { return s.runBash(ctx, string(a.Command), timeout) }, nil
+	return func(ctx context.Context) (any, error) {
+		b := s.currentBudget()
+		if b != nil {
+			_ = b.Settle(ctx) // the walk must not race the command; its verdict is kept
+		}
+		res, err := s.runBash(ctx, string(a.Command), timeout)
+		if b != nil {
+			// The tree is measured while the client reads the result;
+			// a budget request waits for the verdict.
+			b.StartWalk(context.WithoutCancel(ctx), true)
+		}
+		return res, err
+	}, nil
+}
+
+// currentBudget is the budget the hello set up, nil before it.
+func (s *server) currentBudget() *fsops.Budget {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.budget
+}
+
+// mutate runs a file tool that may change the entry at path, accounting
+// the change against the budget (a breach is kept for the next budget
+// request; the tool's text is the result either way).
+func (s *server) mutate(ctx context.Context, path string, run func() (string, error)) (any, error) {
+	b := s.currentBudget()
+	if b == nil {
+		return text(run())
+	}
+	_ = b.Settle(ctx) // a walk under way must not overwrite this tool's change
+	c := b.Before(path)
+	out, err := run()
+	_ = b.After(c) // a breach is kept by the budget
+	return text(out, err)
+}
+
+// budgetVerdict waits for the budget's walk under way and answers with
+// the totals and the breach found, if any. Before the hello there is no
+// budget: the totals are zero.
+func (s *server) budgetVerdict(ctx context.Context) (any, error) {
+	b := s.currentBudget()
+	if b == nil {
+		return measureResult{EscapingSymlinks: [][]byte{}}, nil
+	}
+	err := b.Settle(ctx)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	r := measureResult{EscapingSymlinks: [][]byte{}}
+	r.Bytes, r.Entries = b.Totals()
+	var be *sandbox.BudgetError
+	switch {
+	case errors.As(err, &be):
+		r.Violation = []byte(be.Reason)
+	case err != nil:
+		return nil, err
+	}
+	return r, nil
 }
 
 func (s *server) prepareMeasure(raw json.RawMessage) (job, error) {
@@ -147,11 +211,21 @@ func measured(m fsops.Measurement) measureResult {
 	return r
 }
 
-// hello answers a client of this protocol version.
-func (s *server) hello(a helloArgs) (any, error) {
+// hello answers a client of this protocol version, and sets up the
+// budget with its caps: the baseline walk starts at once.
+func (s *server) hello(ctx context.Context, a helloArgs) (any, error) {
 	if a.Version != ProtocolVersion {
 		return nil, fmt.Errorf("%w: client speaks %d, server %d", errVersion, a.Version, ProtocolVersion)
 	}
+	if a.MaxBytes < 0 || a.MaxEntries < 0 {
+		return nil, fmt.Errorf("negative limits: %d bytes, %d entries", a.MaxBytes, a.MaxEntries)
+	}
+	s.mu.Lock()
+	if s.budget == nil {
+		s.budget = fsops.NewBudget(s.fs, fsops.Limits{MaxBytes: a.MaxBytes, MaxEntries: a.MaxEntries})
+		s.budget.StartWalk(context.WithoutCancel(ctx), false)
+	}
+	s.mu.Unlock()
 	return helloResult{
 		Version:  ProtocolVersion,
 		PID:      os.Getpid(),

@@ -34,18 +34,19 @@ func becomeSubreaper() error {
 const killAdoptedWithin = 2 * time.Second
 
 // killAdopted kills and reaps every child of the process until none is
-// left. With the process a subreaper, a job that left its command's
+// left, and returns how many were still there when it gave up (0 but for
+// a process stuck in the kernel). With the process a subreaper, a job that left its command's
 // process group becomes a child once its parent dies, so rounds go on
 // until the last descendant is gone. Only for a process whose children
 // are all commands' (see ServerConfig.Subreaper), called when no command
 // runs.
-func killAdopted() {
+func killAdopted() int {
 	self := os.Getpid()
 	deadline := time.Now().Add(killAdoptedWithin)
 	for pause := time.Millisecond; time.Now().Before(deadline); pause = min(2*pause, 50*time.Millisecond) {
 		kids := childrenOf(self)
 		if len(kids) == 0 {
-			return
+			return 0
 		}
 		for _, pid := range kids {
 			_ = unix.Kill(pid, unix.SIGKILL) // gone already is fine
@@ -63,6 +64,7 @@ func killAdopted() {
 			time.Sleep(pause)
 		}
 	}
+	return len(childrenOf(self))
 }
 
 // childrenOf lists the processes whose parent is pid, zombies included.

@@ -75,7 +75,7 @@ func TestHostileServer(t *testing.T) {
 		return err
 	}
 	measure := func(c *Client) error { _, err := c.Measure(t.Context(), limitsNone); return err }
-	hello := func(c *Client) error { _, err := c.Hello(t.Context()); return err }
+	hello := func(c *Client) error { _, err := c.Hello(t.Context(), sandbox.Limits{}); return err }
 	tests := []struct {
 		name    string
 		respond func(req request, w io.Writer)

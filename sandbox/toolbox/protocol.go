@@ -7,7 +7,7 @@ import (
 // ProtocolVersion is the version of the frames and messages below. A
 // server answers a hello of another version with a "version" error, so a
 // client never talks to a binary built from other sources.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 const (
 	// maxRequestFrame caps a request's JSON. Text travels as base64 (4/3),
@@ -46,6 +46,7 @@ const (
 	kindGrep       = "grep"
 	kindBash       = "bash"
 	kindMeasure    = "measure"
+	kindBudget     = "budget"
 	kindShutdown   = "shutdown"
 	// kindCancel asks the server to cancel the request whose id it
 	// carries. It is the only request without a reply.
@@ -77,7 +78,14 @@ type request struct {
 
 type helloArgs struct {
 	Version int `json:"version"`
+	// MaxBytes and MaxEntries are the tree's caps (0: none), which the
+	// server's budget holds the tree to (see budget requests).
+	MaxBytes   int64 `json:"max_bytes"`
+	MaxEntries int64 `json:"max_entries"`
 }
+
+// budgetArgs asks for the budget's verdict; it has no fields.
+type budgetArgs struct{}
 
 type readFileArgs struct {
 	Path   []byte `json:"path"`
@@ -158,6 +166,9 @@ type bashResult struct {
 	Capped      bool   `json:"capped"`
 	TimedOut    bool   `json:"timed_out"`
 	LaunchError string `json:"launch_error"`
+	// Leftover counts the command's processes still alive after the
+	// server killed what the command left: none, unless one is stuck.
+	Leftover int `json:"leftover"`
 }
 
 type measureResult struct {

@@ -109,7 +109,9 @@ type server struct {
 	mu       sync.Mutex
 	inflight map[uint64]context.CancelFunc // guarded by mu
 	bashBusy bool                          // guarded by mu: a command runs
-	wg       sync.WaitGroup
+	// budget holds the tree to the caps the hello gave; nil before it.
+	budget *fsops.Budget // guarded by mu
+	wg     sync.WaitGroup
 }
 
 // inbound is what the reader got: a frame's body, an oversized frame it

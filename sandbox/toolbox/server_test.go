@@ -90,7 +90,7 @@ func (p *rawPeer) expectError(what string, id uint64, kind string) {
 // hello sends a valid hello and expects a result: the server still serves.
 func (p *rawPeer) hello(id uint64) {
 	p.t.Helper()
-	p.send(rawFrame(`{"id":` + jsonID(id) + `,"kind":"hello","args":{"version":1}}`))
+	p.send(rawFrame(`{"id":` + jsonID(id) + `,"kind":"hello","args":{"version":2}}`))
 	if rep := p.recv(); rep.ID != id || rep.Error != nil || len(rep.Result) == 0 {
 		p.t.Fatalf("hello %d: %+v", id, rep)
 	}
@@ -107,17 +107,17 @@ func TestHostileClient(t *testing.T) {
 		kind  string
 	}{
 		{"not JSON", "hello?", 0, errKindBadRequest},
-		{"unknown envelope field", `{"id":1,"kind":"hello","args":{"version":1},"admin":true}`, 1, errKindBadRequest},
+		{"unknown envelope field", `{"id":1,"kind":"hello","args":{"version":2},"admin":true}`, 1, errKindBadRequest},
 		{"unknown argument", `{"id":2,"kind":"read_file","args":{"path":"YQ==","offset":0,"limit":1,"follow":true}}`, 2, errKindBadRequest},
 		{"unknown kind", `{"id":3,"kind":"exec","args":{}}`, 3, errKindBadRequest},
 		{"missing arguments", `{"id":4,"kind":"read_file"}`, 4, errKindBadRequest},
-		{"trailing data", `{"id":5,"kind":"hello","args":{"version":1}}{}`, 5, errKindBadRequest},
-		{"id zero", `{"id":0,"kind":"hello","args":{"version":1}}`, 0, errKindBadRequest},
+		{"trailing data", `{"id":5,"kind":"hello","args":{"version":2}}{}`, 5, errKindBadRequest},
+		{"id zero", `{"id":0,"kind":"hello","args":{"version":2}}`, 0, errKindBadRequest},
 		{"wrong type", `{"id":6,"kind":"read_file","args":{"path":"YQ==","offset":"0","limit":1}}`, 6, errKindBadRequest},
 		{"path not base64", `{"id":7,"kind":"list_dir","args":{"path":"%%"}}`, 7, errKindBadRequest},
 		{"bash without timeout", `{"id":8,"kind":"bash","args":{"command":"dHJ1ZQ==","timeout_ms":0}}`, 8, errKindBadRequest},
 		{"negative limits", `{"id":9,"kind":"measure","args":{"max_bytes":-1,"max_entries":0}}`, 9, errKindBadRequest},
-		{"other version", `{"id":10,"kind":"hello","args":{"version":2}}`, 10, errKindVersion},
+		{"other version", `{"id":10,"kind":"hello","args":{"version":1}}`, 10, errKindVersion},
 		{"shutdown with arguments", `{"id":11,"kind":"shutdown","args":{"now":true}}`, 11, errKindBadRequest},
 	}
 	for i, tc := range tests {
@@ -227,7 +227,7 @@ func TestServeEnds(t *testing.T) {
 func TestHelloAndNonDumpable(t *testing.T) {
 	dir := t.TempDir()
 	c, cmd := startProcess(t, []string{"-root", dir, "-display", "/work"})
-	info, err := c.Hello(t.Context())
+	info, err := c.Hello(t.Context(), sandbox.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,16 @@ const defaultGrepTimeout = 30 * time.Second
 
 // Hello checks the server speaks this protocol version and returns what
 // it says about itself.
-func (c *Client) Hello(ctx context.Context) (ServerInfo, error) {
-	d, err := c.call(ctx, kindHello, helloArgs{Version: ProtocolVersion}, c.opts.callTimeout)
+//
+// limits are the tree's caps, which the server's budget holds the tree
+// to: every writing file tool is accounted as it runs, and the tree is
+// walked again in the background after each command; Budget asks for the
+// verdict.
+func (c *Client) Hello(ctx context.Context, limits sandbox.Limits) (ServerInfo, error) {
+	if limits.MaxBytes < 0 || limits.MaxEntries < 0 {
+		return ServerInfo{}, fmt.Errorf("hello: %w: negative limits", ErrBadRequest)
+	}
+	d, err := c.call(ctx, kindHello, helloArgs{Version: ProtocolVersion, MaxBytes: limits.MaxBytes, MaxEntries: limits.MaxEntries}, c.opts.callTimeout)
 	if err != nil {
 		return ServerInfo{}, err
 	}
@@ -103,8 +111,8 @@ func (c *Client) Grep(ctx context.Context, args sandbox.GrepArgs) (string, error
 // Bash runs command in the tree's root with bash -c, killing its process
 // group at timeout (which must be at least a millisecond). Its deadline is
 // the timeout plus the command margin.
-func (c *Client) Bash(ctx context.Context, command string, timeout time.Duration) (sandbox.BashResult, error) {
-	res := sandbox.BashResult{ExitCode: -1, Timeout: timeout}
+func (c *Client) Bash(ctx context.Context, command string, timeout time.Duration) (BashReply, error) {
+	res := BashReply{BashResult: sandbox.BashResult{ExitCode: -1, Timeout: timeout}}
 	if timeout < time.Millisecond {
 		return res, fmt.Errorf("bash: %w: timeout %v is under a millisecond", ErrBadRequest, timeout)
 	}
@@ -117,7 +125,29 @@ func (c *Client) Bash(ctx context.Context, command string, timeout time.Duration
 	res.Capped = d.bash.Capped
 	res.TimedOut = d.bash.TimedOut
 	res.LaunchError = d.bash.LaunchError
+	res.Leftover = d.bash.Leftover
 	return res, nil
+}
+
+// BashReply is a command's result and what the server saw after it.
+type BashReply struct {
+	sandbox.BashResult
+	// Leftover counts the command's processes the server could not kill
+	// after it (0 but for a process stuck in the kernel).
+	Leftover int
+}
+
+// Budget waits for the server's walk of the tree under way (one follows
+// every command) and returns the budget's totals and, once the tree was
+// past a cap the hello gave, the breach (Violation; kept from then on).
+// Writing file tools are accounted as they run, so after those it costs
+// a round trip, not a walk.
+func (c *Client) Budget(ctx context.Context) (Measurement, error) {
+	d, err := c.call(ctx, kindBudget, budgetArgs{}, c.opts.callTimeout)
+	if err != nil {
+		return Measurement{}, err
+	}
+	return d.measure, nil
 }
 
 // Measure walks the tree as fsops.Measure does, stopping at the entry that

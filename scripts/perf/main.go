@@ -33,6 +33,8 @@ func main() {
 	runs := flag.Int("runs", 5, "runs to take medians over")
 	scenario := flag.String("scenario", "", "scenario script (default: the embedded std20)")
 	bin := flag.String("binary", "", "dirtywork binary to measure (default: build one)")
+	flag.BoolVar(&verbose, "v", false, "print each run's phase timings")
+	flag.StringVar(&fixtureDir, "fixture", "", "keep the generated repository in this directory and reuse it when it is there")
 	sandboxFlag := flag.String("sandbox", "none", "sandbox to measure: none (host) or docker")
 	image := flag.String("image", "dirtywork-worker:dev", "worker image for -sandbox docker")
 	flag.Parse()
@@ -48,6 +50,12 @@ func main() {
 
 // sandboxArgs select the sandbox the runs use.
 var sandboxArgs []string
+
+// verbose prints each run's phase timings (DIRTYWORK_TIMINGS) as it ends.
+var verbose bool
+
+// fixtureDir, when set, keeps the generated repository for later runs.
+var fixtureDir string
 
 // sample is one run's figures.
 type sample struct {
@@ -84,11 +92,18 @@ func run(files, runs int, scenarioPath, bin string) error {
 		}
 	}
 	repo := filepath.Join(work, "repo")
-	t0 := time.Now()
-	if err := makeFixture(repo, files); err != nil {
-		return err
+	if fixtureDir != "" {
+		repo = filepath.Join(fixtureDir, fmt.Sprintf("repo-%d", files))
 	}
-	fmt.Printf("fixture: %d files in %.1f s\n", files, time.Since(t0).Seconds())
+	if _, err := os.Stat(filepath.Join(repo, ".git")); err == nil && fixtureDir != "" {
+		fmt.Printf("fixture: reusing %s\n", repo)
+	} else {
+		t0 := time.Now()
+		if err := makeFixture(repo, files); err != nil {
+			return err
+		}
+		fmt.Printf("fixture: %d files in %.1f s\n", files, time.Since(t0).Seconds())
+	}
 
 	var samples []sample
 	for i := range runs {
@@ -141,11 +156,24 @@ func measure(bin, repo, home string, script scripted.Script) (sample, error) {
 		gaps: map[string][]time.Duration{},
 	}
 	for _, line := range strings.Split(errOut.String(), "\n") {
+		var phase string
 		var ns int64
-		if _, err := fmt.Sscanf(line, "timings: lane %d", &ns); err == nil {
-			lane := time.Unix(0, ns)
-			s.checkout, s.afterCheckout = lane.Sub(start), chats[0].Time.Sub(lane)
+		if _, err := fmt.Sscanf(line, "timings: %s %d", &phase, &ns); err != nil {
+			continue
 		}
+		at := time.Unix(0, ns)
+		if verbose {
+			fmt.Printf("    %-22s %8.1f ms\n", phase, float64(at.Sub(start).Microseconds())/1000)
+		}
+		if phase == "lane" {
+			s.checkout, s.afterCheckout = at.Sub(start), chats[0].Time.Sub(at)
+		}
+	}
+	if verbose {
+		fmt.Printf("    %-22s %8.1f ms\n    %-22s %8.1f ms\n    %-22s %8.1f ms\n",
+			"first request", float64(chats[0].Time.Sub(start).Microseconds())/1000,
+			"last reply", float64(chats[len(chats)-1].Done.Sub(start).Microseconds())/1000,
+			"exit", float64(end.Sub(start).Microseconds())/1000)
 	}
 	for k := 1; k < len(chats); k++ {
 		tool := "?"

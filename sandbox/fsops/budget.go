@@ -1,4 +1,4 @@
-package host
+package fsops
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"sync"
 
 	"github.com/dirtywork/dirtywork/sandbox"
-	"github.com/dirtywork/dirtywork/sandbox/fsops"
 )
 
-// budget keeps the worktree within its caps (E-39).
+// Budget keeps a tree within its caps (E-39). Host mode and the
+// container's tool server both keep one.
 //
 // A full walk after every mutating file tool would cost tens of
 // milliseconds on a large tree, while such a tool changes one file (and
@@ -32,11 +32,13 @@ import (
 // but they too end the run once a finished walk has found a breach
 // (verdict). bash's processes are all dead by the time a walk starts, so
 // the tree cannot change under it.
-type budget struct {
-	mu     sync.Mutex
-	limits fsops.Limits
-	bytes  int64
-	files  int64
+type Budget struct {
+	fs     *FS
+	limits Limits
+
+	mu    sync.Mutex
+	bytes int64
+	files int64
 
 	// walk is the background walk under way, nil when none.
 	walk *pendingWalk
@@ -51,9 +53,15 @@ type pendingWalk struct {
 	err  error
 }
 
-// startWalk measures the tree in the background; enforce applies the
+// NewBudget returns the budget of f's tree under limits (zero: no caps,
+// totals only). Its totals are zero until a walk (StartWalk) sets them.
+func NewBudget(f *FS, limits Limits) *Budget {
+	return &Budget{fs: f, limits: limits}
+}
+
+// StartWalk measures the tree in the background; enforce applies the
 // caps (after bash), otherwise the walk only sets the baseline.
-func (b *budget) startWalk(ctx context.Context, f *fsops.FS, enforce bool) {
+func (b *Budget) StartWalk(ctx context.Context, enforce bool) {
 	p := &pendingWalk{done: make(chan struct{})}
 	b.mu.Lock()
 	b.walk = p
@@ -61,17 +69,17 @@ func (b *budget) startWalk(ctx context.Context, f *fsops.FS, enforce bool) {
 	go func() {
 		defer close(p.done)
 		if enforce {
-			p.err = b.check(ctx, f)
+			p.err = b.check(ctx)
 		} else {
-			p.err = b.rebase(ctx, f)
+			p.err = b.rebase(ctx)
 		}
 	}()
 }
 
-// settle waits for the walk under way and returns what it found: a
+// Settle waits for the walk under way and returns what it found: a
 // *sandbox.BudgetError for a breach (then and ever after), another error
 // when the walk failed, or the context's error.
-func (b *budget) settle(ctx context.Context) error {
+func (b *Budget) Settle(ctx context.Context) error {
 	b.mu.Lock()
 	p := b.walk
 	b.mu.Unlock()
@@ -82,12 +90,12 @@ func (b *budget) settle(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	return b.verdict()
+	return b.Verdict()
 }
 
-// verdict folds in a walk that has finished, without waiting for one
+// Verdict folds in a walk that has finished, without waiting for one
 // still under way, and returns the breach found so far, if any.
-func (b *budget) verdict() error {
+func (b *Budget) Verdict() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if p := b.walk; p != nil {
@@ -104,8 +112,8 @@ func (b *budget) verdict() error {
 }
 
 // rebase replaces the totals with a full walk's, with no caps applied.
-func (b *budget) rebase(ctx context.Context, f *fsops.FS) error {
-	m, err := f.Measure(ctx, fsops.Limits{})
+func (b *Budget) rebase(ctx context.Context) error {
+	m, err := b.fs.Measure(ctx, Limits{})
 	if err != nil {
 		return err
 	}
@@ -117,8 +125,8 @@ func (b *budget) rebase(ctx context.Context, f *fsops.FS) error {
 
 // check walks the tree (after bash) and returns a *sandbox.BudgetError for
 // a breach, including an unreadable directory.
-func (b *budget) check(ctx context.Context, f *fsops.FS) error {
-	m, err := f.Measure(ctx, b.limits)
+func (b *Budget) check(ctx context.Context) error {
+	m, err := b.fs.Measure(ctx, b.limits)
 	if err != nil {
 		return fmt.Errorf("measure worktree: %w", err)
 	}
@@ -132,8 +140,8 @@ func (b *budget) check(ctx context.Context, f *fsops.FS) error {
 	return nil
 }
 
-// change is what a file tool may alter, observed before it runs.
-type change struct {
+// Change is what a file tool may alter, observed before it runs.
+type Change struct {
 	// rel is the root-relative path the tool writes, "" when the path is
 	// refused (the tool then changes nothing).
 	rel     string
@@ -144,13 +152,14 @@ type change struct {
 	created []string
 }
 
-// before observes the entry a mutating file tool is about to write.
-func (b *budget) before(f *fsops.FS, given string) change {
+// Before observes the entry a mutating file tool is about to write.
+func (b *Budget) Before(given string) Change {
+	f := b.fs
 	rel, err := f.Resolve(given, true)
 	if err != nil || rel == "." {
-		return change{}
+		return Change{}
 	}
-	c := change{rel: rel}
+	c := Change{rel: rel}
 	c.bytes, c.existed = f.StatBytes(rel)
 	if !c.existed {
 		for dir := path.Dir(rel); dir != "."; dir = path.Dir(dir) {
@@ -163,12 +172,14 @@ func (b *budget) before(f *fsops.FS, given string) change {
 	return c
 }
 
-// after adds what the tool changed to the totals and returns a
-// *sandbox.BudgetError if they now breach a cap.
-func (b *budget) after(f *fsops.FS, c change) error {
+// After adds what the tool changed to the totals and returns a
+// *sandbox.BudgetError if they now breach a cap; the breach is kept, so
+// every later Settle and Verdict report it too.
+func (b *Budget) After(c Change) error {
 	if c.rel == "" {
 		return nil
 	}
+	f := b.fs
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, dir := range c.created {
@@ -186,13 +197,16 @@ func (b *budget) after(f *fsops.FS, c change) error {
 		b.files--
 	}
 	if reason := breach(b.limits, b.bytes, b.files); reason != "" {
-		return &sandbox.BudgetError{Reason: reason}
+		if b.breached == nil {
+			b.breached = &sandbox.BudgetError{Reason: reason}
+		}
+		return b.breached
 	}
 	return nil
 }
 
-// totals are the current byte and entry totals.
-func (b *budget) totals() (bytes, files int64) {
+// Totals are the current byte and entry totals.
+func (b *Budget) Totals() (bytes, files int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.bytes, b.files
@@ -200,7 +214,7 @@ func (b *budget) totals() (bytes, files int64) {
 
 // breach is the cap the totals are past, in the contract's words (the
 // same as fsops.Measure's), or "".
-func breach(l fsops.Limits, bytes, files int64) string {
+func breach(l Limits, bytes, files int64) string {
 	switch {
 	case l.MaxBytes > 0 && bytes > l.MaxBytes:
 		return fmt.Sprintf("worktree exceeds %d MB", l.MaxBytes>>20)

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	workerimage "github.com/dirtywork/dirtywork/docker"
+	"github.com/dirtywork/dirtywork/engine"
+)
+
+// newRunsCmd is `dirtywork runs`: past runs. Only export is in this build;
+// list, show, clean and verdict say so.
+func newRunsCmd(io *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "List, show, export, clean and judge past runs",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return withHint(fmt.Errorf("unknown runs command %q", args[0]), "see 'dirtywork runs --help'")
+			}
+			return withHint(errors.New("runs needs a command"), "see 'dirtywork runs --help'")
+		},
+	}
+	cmd.AddCommand(newRunsExportCmd(io))
+	for _, sub := range []struct{ use, short string }{
+		{"list", "List past runs"},
+		{"show SLUG", "Show one run"},
+		{"clean", "Remove finished runs' worktrees and leftovers"},
+		{"verdict SLUG", "Record a review verdict"},
+	} {
+		cmd.AddCommand(notLanded(sub.use, sub.short, "run management"))
+	}
+	return cmd
+}
+
+func newRunsExportCmd(io *streams) *cobra.Command {
+	var opts engine.ExportOptions
+	cmd := &cobra.Command{
+		Use:   "export SLUG",
+		Short: "Export a docker run's kept work volume into its worktree",
+		Long: `Exports the work volume a docker run kept (its export failed, or it ran with
+--keep-volume) into the run's worktree, which must hold nothing but its .git
+file, exactly as the run's own export would have: the tree is read through the
+Docker Engine API from a container that never starts, validated under the caps
+given here, written into the worktree, and diffed against the base commit into
+the run's diff.patch. run.json gets the export's fields; a run whose export had
+failed becomes completed. The volume is removed afterwards unless --keep-volume
+(and kept whenever the export fails).
+
+Exit 0 when exported, 1 when the export failed, 2 when it was refused before
+anything was done.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if opts.MaxPatchMB < 1 || opts.MaxWorktreeMB < 1 || opts.MaxWorktreeFiles < 1 {
+				return usageErrorf("--max-patch-mb, --max-worktree-mb and --max-worktree-files must be at least 1")
+			}
+			opts.DefaultImage = workerimage.DefaultImage(Version())
+			res, err := engine.ExportRun(c.Context(), args[0], opts)
+			var pe *engine.PreflightError
+			switch {
+			case errors.As(err, &pe):
+				return withHint(errors.New(pe.Msg), pe.Hint)
+			case err != nil && res == nil:
+				return err
+			}
+			if !res.OK {
+				fmt.Fprintf(io.errOut, "%s\nthe volume was kept; fix the cause and run 'dirtywork runs export %s' again\n", res.Status, res.Slug)
+				return silentExit(ExitRunNotCompleted)
+			}
+			fmt.Fprintf(io.out, "exported '%s' into %s\n", res.Slug, res.Worktree)
+			if res.Fin.DiffStat != "" {
+				fmt.Fprintln(io.out, res.Fin.DiffStat)
+			}
+			return err // a run.json that could not be updated
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&opts.MaxPatchMB, "max-patch-mb", 10, "largest diff.patch kept, in MiB")
+	f.BoolVar(&opts.KeepVolume, "keep-volume", false, "keep the volume after a successful export")
+	f.IntVar(&opts.MaxWorktreeMB, "max-worktree-mb", 2048, "largest tree exported, in MiB")
+	f.IntVar(&opts.MaxWorktreeFiles, "max-worktree-files", 200000, "most entries exported")
+	return cmd
+}

@@ -1,0 +1,137 @@
+//go:build docker
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+// TestRunsExport: a docker run whose export fails (its tree is over the
+// export's file cap) keeps its volume and leaves an empty worktree;
+// `runs export` with a larger cap then brings the work back, updates
+// run.json (export_failed becomes completed) and removes the volume. A
+// second export is refused: the volume is gone and the worktree full.
+func TestRunsExport(t *testing.T) {
+	requireDaemon(t)
+	bin := buildDirtywork(t)
+	d := newDockerRun(t, bin, func([]string) any {
+		return map[string]any{"turns": []any{
+			toolCall("bash", map[string]any{"command": "mkdir many && cd many && touch $(seq 1 30)"}),
+			toolCall("edit_file", map[string]any{"path": "src/app.py", "old_string": "return 1", "new_string": "return 2"}),
+			map[string]any{"finish": "done"},
+		}}
+	})
+	d.removeLeftovers()
+	var out, errOut strings.Builder
+	cmd := d.command(t.Context(), "make many files")
+	cmd.Args = append(cmd.Args[:len(cmd.Args)-1], "--max-worktree-files", "20", cmd.Args[len(cmd.Args)-1])
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	var payload map[string]any
+	if err := json.Unmarshal([]byte(out.String()), &payload); err != nil {
+		t.Fatalf("stdout %q: %v\n%s", out.String(), err, errOut.String())
+	}
+	if payload["status"] != "budget_exceeded" && payload["status"] != "export_failed" {
+		t.Fatalf("status %v, want the cap to stop the run or its export\n%s", payload["status"], errOut.String())
+	}
+	slug := d.slug()
+	runDir := filepath.Join(d.home, "runs", slug)
+	rec, err := transcript.ReadRecord(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := rec["export_status"].(string); !strings.HasPrefix(s, "export_failed") {
+		t.Fatalf("export_status %v, want a failed export", rec["export_status"])
+	}
+	worktree := payload["worktree"].(string)
+	if names := dirNames(t, worktree); len(names) != 1 || names[0] != ".git" {
+		t.Fatalf("worktree after the failed export: %q", names)
+	}
+	if code, _, _ := engineRequest(t.Context(), http.MethodGet, "/volumes/dw-"+slug+"-work"); code != http.StatusOK {
+		t.Fatalf("the volume was not kept: %d", code)
+	}
+
+	export := func(args ...string) (int, string, string) {
+		c := exec.CommandContext(t.Context(), bin, append([]string{"runs", "export"}, args...)...)
+		c.Env = append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost())
+		var o, e strings.Builder
+		c.Stdout, c.Stderr = &o, &e
+		err := c.Run()
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return c.ProcessState.ExitCode(), o.String(), e.String()
+	}
+	if code, _, stderr := export("no-such-run"); code != 2 || !strings.Contains(stderr, "no-such-run") {
+		t.Errorf("unknown slug: exit %d, %q", code, stderr)
+	}
+	code, stdout, stderr := export(slug, "--max-worktree-files", "1000")
+	if code != 0 || !strings.HasPrefix(stdout, "exported '"+slug+"' into "+worktree) {
+		t.Fatalf("runs export: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "src/app.py") {
+		t.Errorf("stdout without the diff stat: %q", stdout)
+	}
+	app, err := os.ReadFile(filepath.Join(worktree, "src", "app.py"))
+	if err != nil || !strings.Contains(string(app), "return 2") {
+		t.Errorf("app.py after the export: %q %v", app, err)
+	}
+	if n := len(dirNames(t, filepath.Join(worktree, "many"))); n != 30 {
+		t.Errorf("%d files in many/, want 30", n)
+	}
+	if st := gitOut(t, worktree, "status", "--porcelain"); !strings.Contains(st, "M src/app.py") || !strings.Contains(st, "?? many/") {
+		t.Errorf("git status in the worktree: %q (the index must be the base's)", st)
+	}
+	rec, err = transcript.ReadRecord(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec["export_status"] != "ok" || rec["worktree_files"] == nil {
+		t.Errorf("run.json after the export: export_status %v, worktree_files %v", rec["export_status"], rec["worktree_files"])
+	}
+	if want := payload["status"]; want == "export_failed" && rec["status"] != "completed" {
+		t.Errorf("status %v, want export_failed to become completed", rec["status"])
+	} else if want == "budget_exceeded" && rec["status"] != "budget_exceeded" {
+		t.Errorf("status %v, want budget_exceeded kept", rec["status"])
+	}
+	patch, err := os.ReadFile(filepath.Join(runDir, "diff.patch"))
+	if err != nil || !strings.Contains(string(patch), "+    return 2") {
+		t.Errorf("diff.patch: %q %v", patch, err)
+	}
+	if code, _, _ := engineRequest(t.Context(), http.MethodGet, "/volumes/dw-"+slug+"-work"); code != http.StatusNotFound {
+		t.Errorf("the volume is still there after the export: %d", code)
+	}
+	if code, _, _ := engineRequest(t.Context(), http.MethodGet, "/containers/dw-"+slug+"-export/json"); code != http.StatusNotFound {
+		t.Errorf("the export container is still there: %d", code)
+	}
+	if code, _, stderr := export(slug); code != 2 || !strings.Contains(stderr, "not empty") {
+		t.Errorf("a second export: exit %d, %q; want the full worktree refused", code, stderr)
+	}
+}
+
+// dirNames lists dir.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}

@@ -1,0 +1,173 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+// ExportOptions are `dirtywork runs export`'s settings (R-5); zero values
+// take the defaults.
+type ExportOptions struct {
+	MaxPatchMB       int
+	MaxWorktreeMB    int
+	MaxWorktreeFiles int
+	KeepVolume       bool
+	// DefaultImage makes the export container when run.json names no
+	// image.
+	DefaultImage string
+}
+
+// ExportResult is what an export that was tried did.
+type ExportResult struct {
+	Slug, Worktree string
+	// OK is true for export_status ok; Status is export_status itself.
+	OK     bool
+	Status string
+	// RunStatus is run.json's status afterwards.
+	RunStatus string
+	Fin       sandbox.Finalization
+}
+
+// exportVolume is the docker export; tests substitute it to reach every
+// path without a daemon.
+var exportVolume = docker.ExportVolume
+
+// ExportRun exports the kept work volume of the docker run slug into its
+// lane (R-5), and records the result in its run.json (R-6). Whatever
+// refuses the export before it is tried is a *PreflightError (exit 2), in
+// the contract's order: an unknown slug, a run that is not a docker run,
+// one still running, no volume recorded, a worktree that is gone,
+// unreadable or not pristine (anything but its .git file), a daemon that
+// cannot be asked, a volume that does not exist, an unreadable base
+// commit, an image that is not there.
+func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportResult, error) {
+	refuse := func(format string, args ...any) (*ExportResult, error) {
+		msg := fmt.Sprintf(format, args...)
+		return nil, &PreflightError{Msg: msg, Err: errors.New(msg)}
+	}
+	if err := transcript.ValidSlug(slug); err != nil {
+		return refuse("%v", err)
+	}
+	root, err := transcript.RunsRoot()
+	if err != nil {
+		return refuse("%v", err)
+	}
+	dir, err := transcript.FindRunDir(root, slug)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	rec, err := transcript.ReadRecord(dir)
+	if err != nil {
+		return refuse("read run.json of '%s': %v", slug, err)
+	}
+	str := func(k string) string { s, _ := rec[k].(string); return s }
+	if str("sandbox") != "docker" {
+		return refuse("'%s' is not a docker-sandbox run", slug)
+	}
+	if alive, err := transcript.IsAlive(dir); err != nil || alive {
+		if err != nil {
+			return refuse("cannot tell whether '%s' still runs: %v", slug, err)
+		}
+		return refuse("'%s' is still running", slug)
+	}
+	volume, worktree := str("volume"), str("worktree")
+	if volume == "" {
+		return refuse("'%s' has no volume recorded", slug)
+	}
+	if reason := pristine(worktree); reason != "" {
+		return refuse("worktree of '%s' %s", slug, reason)
+	}
+	repoRoot, base := str("repo"), str("base_commit")
+	if _, err := gitops.New().Run(ctx, gitops.Call{Dir: repoRoot, Args: []string{"cat-file", "-e", base + "^{commit}"}}); err != nil {
+		return refuse("the base commit %s of '%s' cannot be read from %s: %v", base, slug, repoRoot, err)
+	}
+	image := str("image")
+	if image == "" {
+		image = opts.DefaultImage
+	}
+	cfg := docker.VolumeExport{
+		Slug: slug, Volume: volume, RepoRoot: repoRoot, Worktree: worktree, BaseCommit: base, RunDir: dir,
+		Image: image, MaxPatchMB: opts.MaxPatchMB, KeepVolume: opts.KeepVolume,
+		Limits: sandbox.Limits{MaxBytes: int64(defaulted(opts.MaxWorktreeMB, 2048)) << 20, MaxEntries: int64(defaulted(opts.MaxWorktreeFiles, 200000))},
+	}
+	if cfg.MaxPatchMB <= 0 {
+		cfg.MaxPatchMB = 10
+	}
+	fin, err := exportVolume(ctx, cfg)
+	if err != nil {
+		if errors.Is(err, docker.ErrVolumeMissing) {
+			return refuse("volume %s of '%s' does not exist", volume, slug)
+		}
+		return nil, &PreflightError{Msg: err.Error(), Hint: dockerHint(err), Err: err}
+	}
+	res := &ExportResult{Slug: slug, Worktree: worktree, Status: fin.ExportStatus, OK: fin.ExportStatus == "ok", Fin: fin}
+	updated, err := transcript.UpdateRecord(dir, func(r transcript.Record) error {
+		r["export_status"] = fin.ExportStatus
+		r["diff_stat"] = fin.DiffStat
+		r["patch_path"] = fin.PatchPath
+		r["worktree_bytes"] = fin.WorktreeBytes
+		r["worktree_files"] = fin.WorktreeFiles
+		r["escaping_symlinks"] = nonNil(fin.EscapingSymlinks)
+		r["dropped_git_entries"] = nonNil(fin.DroppedGitEntries)
+		r["files_changed"] = nonNil(fin.FilesChanged)
+		r["files_changed_truncated"] = fin.FilesChangedTruncated
+		prev, _ := r["status"].(string)
+		switch {
+		case res.OK && (prev == "" || prev == "running" || prev == StatusExportFailed):
+			r["status"] = StatusCompleted
+		case !res.OK && (prev == "" || prev == "running" || prev == StatusCompleted):
+			r["status"] = StatusExportFailed
+		}
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("exported, but run.json of '%s' was not updated: %w", slug, err)
+	}
+	res.RunStatus, _ = updated["status"].(string)
+	return res, nil
+}
+
+// pristine says what is wrong with a worktree an export would write into
+// ("" when it holds only its .git file).
+func pristine(worktree string) string {
+	if worktree == "" || !filepath.IsAbs(worktree) {
+		return "is not recorded"
+	}
+	fi, err := os.Lstat(worktree)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s cannot be read: %v", worktree, err)
+	case !fi.IsDir():
+		return worktree + " is not a directory"
+	}
+	d, err := os.Open(worktree)
+	if err != nil {
+		return fmt.Sprintf("%s cannot be read: %v", worktree, err)
+	}
+	defer func() { _ = d.Close() }() // read-only
+	names, err := d.Readdirnames(2)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Sprintf("%s cannot be read: %v", worktree, err)
+	}
+	if len(names) != 1 || names[0] != ".git" {
+		return worktree + " is not empty (an export writes only into a worktree holding nothing but its .git file)"
+	}
+	return ""
+}
+
+// defaulted is v, or def when v is not positive.
+func defaulted(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}

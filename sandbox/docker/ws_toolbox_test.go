@@ -1,0 +1,223 @@
+package docker
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/image"
+)
+
+// platformEngine is a fake daemon holding images of the given platforms
+// (reference → "os/arch"), and pointed at by DOCKER_HOST for Preflight.
+func platformEngine(t *testing.T, platforms map[string]string) {
+	t.Helper()
+	cl := newFakeEngine(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/version" {
+			engineJSON(t, w, types.Version{Version: "28.0.0", APIVersion: fakeAPIVersion})
+			return
+		}
+		ref, ok := strings.CutPrefix(r.URL.Path, "/images/")
+		ref, isInspect := strings.CutSuffix(ref, "/json")
+		platform, exists := platforms[ref]
+		if !ok || !isInspect || !exists {
+			engineError(w, http.StatusNotFound, "No such image: "+ref)
+			return
+		}
+		goos, arch, _ := strings.Cut(platform, "/")
+		engineJSON(t, w, image.InspectResponse{ID: "sha256:" + strings.Repeat("0", 64), Os: goos, Architecture: arch})
+	})
+	t.Setenv("DOCKER_HOST", cl.Endpoint().Host)
+	t.Setenv("DOCKER_CERT_PATH", "")
+	t.Setenv("DOCKER_TLS_VERIFY", "")
+}
+
+// carrier is a ToolboxSource that has builds for some architectures and
+// records which it was asked for.
+type carrier struct {
+	mu     sync.Mutex
+	asked  []string
+	builds map[string]Toolbox
+	err    error // returned for an architecture it has no build for, when set
+}
+
+func (c *carrier) source(goarch string) (Toolbox, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asked = append(c.asked, goarch)
+	if tb, ok := c.builds[goarch]; ok {
+		return tb, nil
+	}
+	if c.err != nil {
+		return Toolbox{}, c.err
+	}
+	return Toolbox{}, fmt.Errorf("%w: this build carries no linux/%s build", ErrNoToolbox, goarch)
+}
+
+func TestPreflightAsksForTheImageArchitecture(t *testing.T) {
+	platformEngine(t, map[string]string{
+		"worker:amd64":   "linux/amd64",
+		"worker:arm64":   "linux/arm64",
+		"worker:windows": "windows/amd64",
+		"worker:noarch":  "linux/",
+	})
+	elf := []byte("\x7fELF carried amd64 build")
+	launchFailed := errors.New("cannot find this program's binary")
+
+	tests := []struct {
+		name      string
+		image     string
+		builds    map[string]Toolbox
+		sourceErr error
+		noSource  bool
+		wantAsked []string
+		wantErr   error    // nil: preflight passes
+		wantText  []string // in the error
+	}{
+		{
+			name: "carried build for the image", image: "worker:amd64",
+			builds:    map[string]Toolbox{"amd64": {Data: elf}},
+			wantAsked: []string{"amd64"},
+		},
+		{
+			name: "the running binary for the image", image: "worker:arm64",
+			builds:    map[string]Toolbox{"arm64": {Path: "/usr/local/bin/dirtywork"}},
+			wantAsked: []string{"arm64"},
+		},
+		{
+			name: "no build for the image's architecture", image: "worker:arm64",
+			builds:    map[string]Toolbox{"amd64": {Data: elf}},
+			wantAsked: []string{"arm64"},
+			wantErr:   ErrNoToolbox, wantText: []string{"worker:arm64", "linux/arm64"},
+		},
+		{
+			name: "not a Linux image", image: "worker:windows",
+			builds:  map[string]Toolbox{"amd64": {Data: elf}},
+			wantErr: ErrNoToolbox, wantText: []string{"windows/amd64", "Linux only"},
+		},
+		{
+			name: "no architecture reported", image: "worker:noarch",
+			builds:  map[string]Toolbox{"amd64": {Data: elf}},
+			wantErr: ErrNoToolbox, wantText: []string{"no architecture", "worker:noarch"},
+		},
+		{
+			name: "no source", image: "worker:amd64", noSource: true,
+			wantErr: ErrNoToolbox, wantText: []string{"linux/amd64"},
+		},
+		{
+			name: "the source fails otherwise", image: "worker:amd64",
+			sourceErr: launchFailed, wantAsked: []string{"amd64"},
+			wantErr: launchFailed, wantText: []string{"worker:amd64", "linux/amd64"},
+		},
+		{
+			name: "both a path and data", image: "worker:amd64",
+			builds:    map[string]Toolbox{"amd64": {Path: "/bin/dirtywork", Data: elf}},
+			wantAsked: []string{"amd64"},
+			wantText:  []string{"both a path and data"},
+		},
+		{
+			name: "neither a path nor data", image: "worker:amd64",
+			builds:    map[string]Toolbox{"amd64": {Data: []byte{}}},
+			wantAsked: []string{"amd64"},
+			wantText:  []string{"neither a path nor data"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &carrier{builds: tt.builds, err: tt.sourceErr}
+			cfg := WorkspaceConfig{Image: tt.image, Toolbox: c.source}
+			if tt.noSource {
+				cfg.Toolbox = nil
+			}
+			err := Preflight(t.Context(), cfg)
+			if !slices.Equal(c.asked, tt.wantAsked) {
+				t.Errorf("the source was asked for %q, want %q", c.asked, tt.wantAsked)
+			}
+			if tt.wantErr == nil && len(tt.wantText) == 0 {
+				if err != nil {
+					t.Fatalf("Preflight: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Preflight passed")
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Errorf("Preflight: %v, want %v", err, tt.wantErr)
+			}
+			if !errors.Is(tt.wantErr, ErrNoToolbox) && errors.Is(err, ErrNoToolbox) {
+				t.Errorf("Preflight: %v, should not be ErrNoToolbox", err)
+			}
+			for _, s := range tt.wantText {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("Preflight: %q does not say %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+// Open refuses a config without a tool server source before it touches
+// the daemon.
+func TestOpenRefusesWithoutAToolboxSource(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "nothing-listens.sock"))
+	_, err := Open(t.Context(), WorkspaceConfig{Slug: "toolbox-test", Image: "worker:amd64"})
+	if !errors.Is(err, ErrNoToolbox) {
+		t.Fatalf("Open: %v, want ErrNoToolbox", err)
+	}
+}
+
+// A carried build travels as bytes: the tools volume gets exactly those,
+// as a root-owned read-only executable, as it gets a file from a path.
+func TestToolsUploadCarriesToolboxData(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"pack-x.pack": "PACK", "pack-x.idx": "IDX"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	build := append([]byte("\x7fELF\x02\x01\x01\x00"), bytes.Repeat([]byte{0, 0xff, '\n'}, 4096)...)
+	var buf bytes.Buffer
+	if err := writeUpload(&buf, toolsEntries(Toolbox{Data: build}, &basePack{Dir: dir, Name: "pack-x"})); err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(&buf)
+	found := false
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Name != "dirtywork" {
+			continue
+		}
+		found = true
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, build) || h.Size != int64(len(build)) {
+			t.Errorf("dirtywork member: %d bytes (header %d), not the %d bytes of the build", len(data), h.Size, len(build))
+		}
+		if h.Typeflag != tar.TypeReg || h.Mode != 0o555 || h.Uid != 0 || h.Gid != 0 {
+			t.Errorf("dirtywork member: type %c mode %o uid %d gid %d, want a root-owned 0555 file",
+				h.Typeflag, h.Mode, h.Uid, h.Gid)
+		}
+	}
+	if !found {
+		t.Fatal("no dirtywork member in the tools upload")
+	}
+}

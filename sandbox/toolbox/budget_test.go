@@ -1,0 +1,118 @@
+package toolbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dirtywork/dirtywork/sandbox"
+)
+
+// budgetOf asks c for its budget's verdict and fails on an error.
+func budgetOf(t *testing.T, c *Client) Measurement {
+	t.Helper()
+	m, err := c.Budget(t.Context())
+	if err != nil {
+		t.Fatalf("Budget: %v", err)
+	}
+	return m
+}
+
+// TestBudgetAccountsWritesAndWalksAfterCommands: the server's budget
+// starts from a walk at hello, adds what writing file tools change, is
+// walked again after every command, and trips on the entry past the cap,
+// for good.
+func TestBudgetAccountsWritesAndWalksAfterCommands(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, name := range []string{"a.txt", "b.txt"} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte("x\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := tr.start(t, dir)
+			if _, err := c.Hello(t.Context(), sandbox.Limits{MaxEntries: 6}); err != nil {
+				t.Fatal(err)
+			}
+			if m := budgetOf(t, c); m.Entries != 2 || m.Violation != "" {
+				t.Fatalf("baseline: %+v, want 2 entries", m)
+			}
+			// A write that creates a file and its parent: two entries.
+			if out, err := c.WriteFile(t.Context(), "sub/c.txt", strings.Repeat("y", 5000)); err != nil || strings.HasPrefix(out, "ERROR") {
+				t.Fatalf("write: %q %v", out, err)
+			}
+			m := budgetOf(t, c)
+			if m.Entries != 4 || m.Violation != "" || m.Bytes < 5000 {
+				t.Fatalf("after the write: %+v, want 4 entries and the file's bytes", m)
+			}
+			// A command changes the tree behind the budget's back; the
+			// walk after it sees the truth.
+			mustBash(t, c, "rm a.txt; touch d.txt e.txt")
+			if m := budgetOf(t, c); m.Entries != 5 || m.Violation != "" {
+				t.Fatalf("after the command: %+v, want 5 entries", m)
+			}
+			if _, err := c.WriteFile(t.Context(), "f.txt", "z"); err != nil {
+				t.Fatal(err)
+			}
+			if m := budgetOf(t, c); m.Entries != 6 || m.Violation != "" {
+				t.Fatalf("at the cap: %+v, want 6 entries and no breach", m)
+			}
+			if _, err := c.WriteFile(t.Context(), "g.txt", "z"); err != nil {
+				t.Fatal(err)
+			}
+			m = budgetOf(t, c)
+			if m.Violation != "worktree exceeds 6 entries" {
+				t.Fatalf("past the cap: %+v, want the entry breach", m)
+			}
+			// The breach stays, even once the tree is back under the cap.
+			mustBash(t, c, "rm -f f.txt g.txt")
+			if m := budgetOf(t, c); m.Violation == "" {
+				t.Fatalf("after cleaning up: %+v, want the breach kept", m)
+			}
+		})
+	}
+}
+
+// TestBudgetBytesBreachAfterCommand: a command that writes past the byte
+// cap is found by the walk after it, which the next budget request waits
+// for.
+func TestBudgetBytesBreachAfterCommand(t *testing.T) {
+	c := startPipe(t, ServerConfig{Root: t.TempDir(), Env: testEnv()})
+	if _, err := c.Hello(t.Context(), sandbox.Limits{MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	mustBash(t, c, "head -c 2000000 /dev/zero > blob")
+	if m := budgetOf(t, c); m.Violation != "worktree exceeds 1 MB" {
+		t.Fatalf("budget: %+v, want the byte breach", m)
+	}
+}
+
+// TestBudgetBeforeHello: without a hello there are no caps and no totals,
+// and writing tools still work.
+func TestBudgetBeforeHello(t *testing.T) {
+	c := startPipe(t, ServerConfig{Root: t.TempDir(), Env: testEnv()})
+	if _, err := c.WriteFile(t.Context(), "a.txt", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if m := budgetOf(t, c); m.Entries != 0 || m.Violation != "" {
+		t.Fatalf("budget before hello: %+v, want zero", m)
+	}
+}
+
+// TestBashReportsNoLeftoverAfterKillingAdoptedJobs: a job that left the
+// command's group is killed by the subreaping server, and the reply says
+// nothing was left.
+func TestBashReportsNoLeftoverAfterKillingAdoptedJobs(t *testing.T) {
+	c, _ := startProcess(t, []string{"-root", t.TempDir()})
+	start := time.Now()
+	res := mustBash(t, c, "setsid sleep 600 & echo started")
+	if res.Output != "started\n" || res.Leftover != 0 {
+		t.Fatalf("reply %+v, want the output and no leftover", res)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Fatalf("the command took %v: the escaped job was waited for", time.Since(start))
+	}
+}
