@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dirtywork/dirtywork/engine/policy"
@@ -421,8 +422,14 @@ func (p *prepared) baseRefName() string {
 }
 
 // mark prints when a phase of the run ended, if TimingsEnv asks for it.
+// The docker sandbox marks from its own goroutines too.
 func (r *Runner) mark(phase string) {
 	if r.getenv(TimingsEnv) == "1" {
+		markMu.Lock()
+		defer markMu.Unlock()
 		fmt.Fprintf(r.Stderr, "timings: %s %d\n", phase, time.Now().UnixNano())
 	}
 }
+
+// markMu keeps the timing lines whole.
+var markMu sync.Mutex

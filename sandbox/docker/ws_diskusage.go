@@ -17,6 +17,12 @@ var volumeCheckEvery = 5 * time.Second
 // asked again next period rather than waited for.
 const volumeCheckTimeout = QueryTimeout
 
+// unmeasuredLimit is how many answers in a row without a figure, from a
+// daemon that had given one for the volume, stop the run: the worker can
+// make the daemon's walk fail (a path longer than PATH_MAX does), and must
+// not run unmeasured that way.
+const unmeasuredLimit = 2
+
 // volumeSizeFunc returns the size in bytes of the named volume as the
 // daemon measures it, or -1 when the daemon has no figure for it.
 type volumeSizeFunc func(ctx context.Context, name string) (int64, error)
@@ -37,6 +43,12 @@ type volumeCheck struct {
 	mu       sync.Mutex
 	failures int   // guarded by mu: failed queries in a row
 	lastErr  error // guarded by mu: the last failed query's error
+
+	// measurable is set once the daemon gave a figure for the volume;
+	// unmeasured counts answers without one since the last figure. Only
+	// the run loop touches them.
+	measurable bool
+	unmeasured int
 }
 
 // newVolumeCheck returns the outside check of w's work volume against its
@@ -48,11 +60,13 @@ func newVolumeCheck(w *Workspace, every time.Duration, size volumeSizeFunc) *vol
 	return &volumeCheck{w: w, volume: w.names.WorkVolume, max: w.cfg.Limits.MaxBytes, every: every, size: size}
 }
 
-// run checks the volume every period until ctx ends or the run has a
-// violation. The next period starts when a query has returned, so a slow
-// daemon is never asked twice at once and each period costs one query.
+// run checks the volume at once (before the worker's first call, so it is
+// known whether the daemon can measure it at all), then every period until
+// ctx ends or the run has a violation. The next period starts when a query
+// has returned, so a slow daemon is never asked twice at once and each
+// period costs one query.
 func (c *volumeCheck) run(ctx context.Context) {
-	t := time.NewTimer(c.every)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
 		select {
@@ -73,11 +87,13 @@ func (c *volumeCheck) run(ctx context.Context) {
 // everything else that asks for it (a 20.10 daemon refuses a second
 // query while one runs), so a failure says nothing about the worker; the
 // failure is kept (failures, lastErr) and the tool server's measurement
-// and the export's caps hold meanwhile. A size of -1 (no figure) is
-// ignored too: the daemon gives it for a volume of another driver and
-// when its walk fails. A worker can make the walk fail (a path longer
-// than PATH_MAX does), so it can withhold the figure though not forge
-// it; the tool server's measurement and the export's caps then hold alone.
+// and the export's caps hold meanwhile. A size of -1 (no figure) is what
+// the daemon gives for a volume of another driver, and when its walk
+// fails. From a daemon that never gave a figure for the volume it records
+// nothing; after a figure, unmeasuredLimit of them in a row mean the tree
+// became unmeasurable (a worker can make the walk fail: a path longer
+// than PATH_MAX does) and stop the run rather than let it go on
+// unmeasured.
 func (c *volumeCheck) check(ctx context.Context) bool {
 	qctx, cancel := context.WithTimeout(ctx, volumeCheckTimeout)
 	defer cancel()
@@ -90,9 +106,20 @@ func (c *volumeCheck) check(ctx context.Context) bool {
 		c.noteFailure(err)
 		return false
 	case size < 0:
-		return false // no figure: neither a failure of the query nor a measurement
+		c.noteFailure(nil) // the query worked; it had no figure
+		if !c.measurable {
+			return false // this daemon does not measure the volume: nothing to hold
+		}
+		c.unmeasured++
+		if c.unmeasured < unmeasuredLimit {
+			return false
+		}
+		c.w.recordViolation(fmt.Sprintf("the docker daemon can no longer measure the work volume (%d answers in a row without a size; "+
+			"a path too long to walk?); refusing to run unmeasured", c.unmeasured), kindBudget)
+		return true
 	}
 	c.noteFailure(nil)
+	c.measurable, c.unmeasured = true, 0
 	if size <= c.max {
 		return false
 	}

@@ -213,6 +213,54 @@ func TestVolumeCheckDecides(t *testing.T) {
 	}
 }
 
+// Answers without a size stop the run only once the daemon had measured
+// the volume, and only when unmeasuredLimit of them come in a row: a
+// worker that makes the daemon's walk fail does not run on unmeasured,
+// while a daemon that never sizes the volume, or a one-off gap, stops
+// nothing.
+func TestVolumeCheckUnmeasurable(t *testing.T) {
+	cases := []struct {
+		name  string
+		sizes []int64
+		stops bool
+	}{
+		{"never sized", []int64{-1, -1, -1, -1}, false},
+		{"one gap", []int64{1 << 20, -1, 1 << 20, -1, 2 << 20}, false},
+		{"sized, then not", []int64{1 << 20, -1, -1}, true},
+		{"first answers unsized, then sized, then not", []int64{-1, -1, 1 << 20, -1, -1}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, log := duWorkspace(t, 8<<20, nil)
+			i := 0
+			c := newVolumeCheck(w, time.Hour, func(context.Context, string) (int64, error) {
+				i++
+				return tc.sizes[i-1], nil
+			})
+			stopped := false
+			for range tc.sizes {
+				if c.check(t.Context()) {
+					stopped = true
+					break
+				}
+			}
+			if stopped != tc.stops || i != len(tc.sizes) {
+				t.Fatalf("stopped %v after %d answers, want %v after %d", stopped, i, tc.stops, len(tc.sizes))
+			}
+			v := w.currentViolation()
+			if !tc.stops {
+				if v != nil {
+					t.Fatalf("violation %+v", v)
+				}
+				return
+			}
+			if v == nil || v.Kind != kindBudget || !strings.Contains(v.Reason, "can no longer measure the work volume") || log.kills() != 1 {
+				t.Fatalf("violation %+v, %d kills", v, log.kills())
+			}
+		})
+	}
+}
+
 // A watchdog failure is replaced by the budget breach, as W-4 asks.
 func TestVolumeCheckReplacesWatchdogFailure(t *testing.T) {
 	w, _ := duWorkspace(t, 1<<20, nil)
@@ -286,9 +334,9 @@ func TestVolumeCheckLoop(t *testing.T) {
 	if n := calls.Load(); n != int32(len(answers)) {
 		t.Errorf("%d queries, want %d", n, len(answers))
 	}
-	// The state each query found: after the refusal one failure, kept
-	// across the unsized answer, cleared by the next size.
-	if after[1].failures != 1 || !errors.Is(after[1].err, errRefused) || after[2].failures != 1 || after[3].failures != 0 {
+	// The state each query found: after the refusal one failure, cleared
+	// by the next answer, sized or not (the query worked).
+	if after[1].failures != 1 || !errors.Is(after[1].err, errRefused) || after[2].failures != 0 || after[3].failures != 0 {
 		t.Errorf("failure state between queries: %+v", after)
 	}
 	if v := w.currentViolation(); v == nil || !strings.HasPrefix(v.Reason, "worktree exceeds 8 MB") {

@@ -39,6 +39,10 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		EscapingSymlinks:  []string{},
 		DroppedGitEntries: []string{},
 	}
+	// The tree must be whole before it is exported.
+	if err := w.waitReady(ctx); err != nil {
+		return fin, err
+	}
 	w.mu.Lock()
 	if w.finalized || w.closed {
 		w.mu.Unlock()

@@ -68,3 +68,33 @@ func TestLiveVolumeCheckWithoutServer(t *testing.T) {
 		t.Errorf("export_status %q, want the byte cap's refusal", fin.ExportStatus)
 	}
 }
+
+// A worker that makes the tree unmeasurable to the daemon (a path longer
+// than PATH_MAX makes its walk fail, and it answers with no size) is
+// stopped: after the daemon had measured the volume, answers without a
+// size in a row end the run rather than let it go on unmeasured.
+func TestLiveVolumeCheckUnmeasurable(t *testing.T) {
+	defer func(every time.Duration) { volumeCheckEvery = every }(volumeCheckEvery)
+	volumeCheckEvery = 500 * time.Millisecond
+	slug := newSlug(t)
+	r := newLiveRepo(t, slug, map[string]string{"a.txt": "a\n"})
+	cfg := liveConfig(slug, r)
+	cfg.Limits = sandbox.Limits{MaxBytes: 64 << 20, MaxEntries: 5000}
+	w := openLive(t, cfg)
+	// The first check measures the volume; let one period pass.
+	if got := bash(t, w, "cat a.txt"); got != "a" {
+		t.Fatalf("a.txt: %q", got)
+	}
+	time.Sleep(time.Second)
+	// 25 directories of 200-character names: a path of over 5,000 bytes.
+	start := time.Now()
+	_, err := w.Bash(t.Context(), `n=$(printf 'd%.0s' $(seq 200)); for i in $(seq 25); do mkdir "$n" && cd "$n" || exit 1; done; sleep 60`, 90*time.Second)
+	took := time.Since(start)
+	var be *sandbox.BudgetError
+	if !errors.As(err, &be) || !strings.Contains(be.Reason, "can no longer measure the work volume") {
+		t.Fatalf("after hiding the tree from the daemon: %v after %v; want the run stopped", err, took)
+	}
+	if took > 20*time.Second {
+		t.Errorf("stopped after %v, want within a few 0.5 s periods", took)
+	}
+}

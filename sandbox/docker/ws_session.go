@@ -10,6 +10,7 @@ import (
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/toolbox"
 )
 
@@ -28,10 +29,11 @@ type session struct {
 }
 
 // startSession creates, fills (first only), attaches to and starts a
-// worker container, checks its tool server and initialises the worker's
-// repository: first populates /work from the base tree, a later session
-// (a reset) keeps /work and rebuilds the index only. On failure nothing of
-// the session is left.
+// worker container and checks its tool server. A later session (a reset)
+// also initialises the worker's repository, keeping /work and rebuilding
+// the index only; the first leaves that to the caller (initRepo), which
+// may let it run while the model is asked. On failure nothing of the
+// session is left.
 func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, err error) {
 	spec := workerSpec(w.names, w.imageID, w.labels, w.limits, w.cfg.AllowNetwork)
 	id, err := w.cl.createContainer(ctx, w.names.Container, spec)
@@ -78,20 +80,66 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 		return nil, fmt.Errorf("tool server in %s runs as uid %d (dumpable %v), want uid %d, not dumpable",
 			w.names.Container, info.UID, info.Dumpable, workerUID)
 	}
-	script, err := gitInitScript(w.cfg.Branch, w.cfg.BaseCommit, !w.cfg.WithHistory, first)
+	if !first {
+		if err := w.initRepo(ctx, s, false); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// initRepo makes the worker's repository in session s: with populate, the
+// base tree is checked out into /work too (the first session); without,
+// /work is kept and only the index is made (a reset).
+func (w *Workspace) initRepo(ctx context.Context, s *session, populate bool) error {
+	script, err := gitInitScript(w.cfg.Branch, w.cfg.BaseCommit, !w.cfg.WithHistory, populate)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res, err := s.tb.Bash(ctx, script, gitInitTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("in-container git init: %w", err)
+		return fmt.Errorf("in-container git init: %w", err)
 	}
 	if res.ExitCode != 0 {
-		return nil, fmt.Errorf("in-container git init failed (exit %d, timed out %v): %s",
+		return fmt.Errorf("in-container git init failed (exit %d, timed out %v): %s",
 			res.ExitCode, res.TimedOut, truncate(res.Output+res.LaunchError, 500))
 	}
 	w.cfg.trace("git_init")
-	return s, nil
+	return nil
+}
+
+// checkOutMeanwhile checks the base tree out into /work of the first
+// session while the run goes on: on a large tree the checkout takes
+// seconds, which the model's first request (the prompt alone takes local
+// servers seconds) need not wait for. Every tool call and Finalize wait
+// for it (waitReady); the watchdog counts it as a command, so its
+// processes are not taken for strays.
+func (w *Workspace) checkOutMeanwhile(s *session) {
+	w.ready = make(chan struct{})
+	w.wd.bashBegin()
+	go func() {
+		defer close(w.ready)
+		defer w.wd.bashEnd()
+		// Close kills the container, which ends the call at once.
+		w.readyErr = w.initRepo(context.Background(), s, true)
+	}()
+}
+
+// waitReady waits for the first checkout, if it still runs; one that
+// failed ends the run (*sandbox.SandboxError).
+func (w *Workspace) waitReady(ctx context.Context) error {
+	if w.ready == nil {
+		return nil
+	}
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if w.readyErr != nil {
+		return &sandbox.SandboxError{Op: "check out the base tree in the container", Err: w.readyErr}
+	}
+	return nil
 }
 
 // fillVolumes uploads the tool server and base pack into the tools volume

@@ -73,6 +73,9 @@ func (w *Workspace) Grep(ctx context.Context, args sandbox.GrepArgs) (string, er
 // noted in its output.
 func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Duration) (sandbox.BashResult, error) {
 	res := sandbox.BashResult{ExitCode: -1, Timeout: timeout}
+	if err := w.waitReady(ctx); err != nil {
+		return res, err
+	}
 	s, err := w.current()
 	if err != nil {
 		return res, err
@@ -124,6 +127,9 @@ func (w *Workspace) current() (*session, error) {
 // textTool makes one file tool call; a mutating one is followed by a
 // measurement of the tree against its caps.
 func (w *Workspace) textTool(ctx context.Context, op string, mutates bool, f func(*toolbox.Client) (string, error)) (string, error) {
+	if err := w.waitReady(ctx); err != nil {
+		return "", err
+	}
 	s, err := w.current()
 	if err != nil {
 		return "", err

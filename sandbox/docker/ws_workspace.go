@@ -33,6 +33,10 @@ type Workspace struct {
 	pack    *basePack
 	// baseline fills the host lane with the base tree meanwhile.
 	baseline *baseline
+	// ready, when not nil, is closed once the first checkout in the
+	// container ended, readyErr set if it failed (checkOutMeanwhile).
+	ready    chan struct{}
+	readyErr error
 	toolbox  Toolbox // for the image's architecture; cleared once uploaded
 	local    bool    // the daemon runs on this machine
 
@@ -148,10 +152,17 @@ func (w *Workspace) open(ctx context.Context) error {
 	w.mu.Lock()
 	w.sess = s
 	w.mu.Unlock()
-	if w.cfg.Setup != "" {
-		if err := w.runSetup(ctx); err != nil {
-			return err
-		}
+	if w.cfg.Setup == "" {
+		w.wd = startWatchdog(w)
+		w.checkOutMeanwhile(s)
+		return nil
+	}
+	// --setup works on the tree: it must be there first.
+	if err := w.initRepo(ctx, s, true); err != nil {
+		return err
+	}
+	if err := w.runSetup(ctx); err != nil {
+		return err
 	}
 	w.wd = startWatchdog(w)
 	return nil
@@ -219,6 +230,9 @@ func (w *Workspace) Close() error {
 		w.wd.stop()
 	}
 	w.stopContainer()
+	if w.ready != nil {
+		<-w.ready // the checkout's call ended with the container
+	}
 	ctx, cancel := cleanupContext()
 	defer cancel()
 	var errs []error
