@@ -24,7 +24,7 @@ const requireDockerEnv = "DIRTYWORK_REQUIRE_DOCKER"
 
 // liveClient connects to the machine's daemon. Without one the test is
 // skipped, unless DIRTYWORK_REQUIRE_DOCKER is set: then it fails.
-func liveClient(t *testing.T) *Client {
+func liveClient(t testing.TB) *Client {
 	t.Helper()
 	cl, err := Connect()
 	if err == nil {
@@ -42,7 +42,7 @@ func liveClient(t *testing.T) *Client {
 
 // cleanupCtx is a context for cleanups, which run after t.Context is
 // cancelled: they must still reach the daemon.
-func cleanupCtx(t *testing.T) (context.Context, context.CancelFunc) {
+func cleanupCtx(t testing.TB) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(t.Context()), LifecycleTimeout)
 }
 

@@ -56,7 +56,7 @@ type liveRepo struct {
 
 // newLiveRepo makes a repository holding files (path → content), commits
 // them with fixed identities and dates, and adds a --no-checkout lane.
-func newLiveRepo(t *testing.T, slug string, files map[string]string) liveRepo {
+func newLiveRepo(t testing.TB, slug string, files map[string]string) liveRepo {
 	t.Helper()
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "gitconfig")
@@ -105,7 +105,7 @@ func newLiveRepo(t *testing.T, slug string, files map[string]string) liveRepo {
 }
 
 // git runs git in dir and returns its trimmed output.
-func (r liveRepo) git(t *testing.T, dir string, args ...string) string {
+func (r liveRepo) git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = r.env
@@ -117,7 +117,7 @@ func (r liveRepo) git(t *testing.T, dir string, args ...string) string {
 }
 
 // newSlug is a slug no other test run uses.
-func newSlug(t *testing.T) string {
+func newSlug(t testing.TB) string {
 	b := make([]byte, 4)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func (r *resets) list() []string {
 
 // openLive opens a workspace for cfg, closed when the test ends; every
 // container the run made is checked for bind mounts first.
-func openLive(t *testing.T, cfg WorkspaceConfig) *Workspace {
+func openLive(t testing.TB, cfg WorkspaceConfig) *Workspace {
 	t.Helper()
 	cl := liveClient(t)
 	w, err := Open(t.Context(), cfg)
@@ -194,7 +194,7 @@ func openLive(t *testing.T, cfg WorkspaceConfig) *Workspace {
 // assertNoBindMounts inspects every container labelled with slug and
 // fails on any bind mount, or on a mount that is neither one of the two
 // volumes nor a tmpfs.
-func assertNoBindMounts(t *testing.T, cl *Client, slug string) {
+func assertNoBindMounts(t testing.TB, cl *Client, slug string) {
 	t.Helper()
 	list, err := cl.api.ContainerList(t.Context(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+slug))})
 	if err != nil {
@@ -224,7 +224,7 @@ func assertNoBindMounts(t *testing.T, cl *Client, slug string) {
 
 // assertGone fails when anything labelled with the run is left, except
 // the work volume when it is to be kept; it removes what it finds.
-func assertGone(t *testing.T, cl *Client, cfg WorkspaceConfig, keepWork bool) {
+func assertGone(t testing.TB, cl *Client, cfg WorkspaceConfig, keepWork bool) {
 	ctx, cancel := cleanupCtx(t)
 	defer cancel()
 	list, err := cl.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+cfg.Slug))})
@@ -398,4 +398,28 @@ func TestLiveExport200Files(t *testing.T) {
 	if fin.WorktreeFiles != 211 || !slices.Equal(fin.FilesChanged, []string{"d0/f000.txt"}) {
 		t.Errorf("worktree_files %d, files_changed %q", fin.WorktreeFiles, fin.FilesChanged)
 	}
+}
+
+// BenchmarkLiveToolCalls times tool calls through a real container:
+// read_file of a small file, and bash `true` with everything a command
+// costs (the call, the server's reaping, the after-command checks).
+func BenchmarkLiveToolCalls(b *testing.B) {
+	slug := newSlug(b)
+	r := newLiveRepo(b, slug, map[string]string{"a.txt": strings.Repeat("line of text\n", 250)})
+	w := openLive(b, liveConfig(slug, r))
+	b.Run("read_file", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := w.ReadFile(b.Context(), "a.txt", 0, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bash_true", func(b *testing.B) {
+		for b.Loop() {
+			res, err := w.Bash(b.Context(), "true", 30*time.Second)
+			if err != nil || res.ExitCode != 0 {
+				b.Fatalf("bash true: %+v, %v", res, err)
+			}
+		}
+	})
 }

@@ -60,6 +60,8 @@ var fixtureDir string
 // sample is one run's figures.
 type sample struct {
 	whole, first, after time.Duration
+	// resets counts the run's sandbox_reset events: there must be none.
+	resets int
 	// checkout is when the lane (worktree checkout included) was ready;
 	// afterCheckout is from then to the first model request.
 	checkout, afterCheckout time.Duration
@@ -138,11 +140,17 @@ func measure(bin, repo, home string, script scripted.Script) (sample, error) {
 		return sample{}, fmt.Errorf("%w\n%s", err, errOut.String())
 	}
 	var payload struct {
-		Status string `json:"status"`
+		Status     string `json:"status"`
+		Transcript string `json:"transcript"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &payload); err != nil || payload.Status != "completed" {
 		return sample{}, fmt.Errorf("run did not complete: %s %s", out.String(), errOut.String())
 	}
+	events, err := os.ReadFile(payload.Transcript)
+	if err != nil {
+		return sample{}, fmt.Errorf("read the transcript: %w", err)
+	}
+	resets := bytes.Count(events, []byte(`"event":"sandbox_reset"`))
 	reqs := srv.Requests()
 	var chats []scripted.Request
 	for _, r := range reqs {
@@ -153,7 +161,7 @@ func measure(bin, repo, home string, script scripted.Script) (sample, error) {
 	slices.SortFunc(chats, func(a, b scripted.Request) int { return a.Turn - b.Turn })
 	s := sample{
 		whole: end.Sub(start), first: chats[0].Time.Sub(start), after: end.Sub(chats[len(chats)-1].Done),
-		gaps: map[string][]time.Duration{},
+		gaps: map[string][]time.Duration{}, resets: resets,
 	}
 	for _, line := range strings.Split(errOut.String(), "\n") {
 		var phase string
@@ -226,6 +234,11 @@ func report(files int, samples []sample) {
 		parts = append(parts, fmt.Sprintf("%s %s", k, ms(median(tools[k]))))
 	}
 	fmt.Printf("  harness per tool call  %s\n", strings.Join(parts, ", "))
+	resets := 0
+	for _, s := range samples {
+		resets += s.resets
+	}
+	fmt.Printf("  sandbox resets         %d in %d runs\n", resets, len(samples))
 }
 
 // makeFixture writes the reference repository: n small files under
