@@ -162,20 +162,22 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 
 // exportBase is the base tree the export compares against, and whether
 // the lane holds it already (the baseline filled it: the export syncs).
-// Otherwise the lane is cleared to its .git file for a full extraction.
-// reason is why neither could be had.
+// Otherwise the export extracts the whole tree into a lane that must hold
+// only its .git file: one the baseline failed to fill is cleared of what
+// it wrote; any other lane is left as it is (Extract refuses it unless
+// pristine). reason is why neither could be had.
 func (w *Workspace) exportBase(ctx context.Context) (base []export.BaseFile, synced bool, reason string) {
 	if w.baseline != nil {
 		var err error
 		if base, err = w.baseline.wait(ctx); err == nil {
 			return base, true, ""
 		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, false, "export interrupted"
-	}
-	if err := export.Clear(w.cfg.Worktree); err != nil {
-		return nil, false, err.Error()
+		if ctx.Err() != nil {
+			return nil, false, "export interrupted"
+		}
+		if err := export.Clear(w.cfg.Worktree); err != nil {
+			return nil, false, err.Error()
+		}
 	}
 	if base == nil {
 		var err error

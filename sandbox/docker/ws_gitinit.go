@@ -7,8 +7,14 @@ import (
 	"time"
 )
 
-// gitInitTimeout bounds the in-container git init (C-2's lifecycle limit).
-const gitInitTimeout = 60 * time.Second
+// gitInitTimeout bounds the in-container git init of a reset, which makes
+// only the index (C-2's lifecycle limit); checkoutTimeout bounds the first
+// one, which checks the tree out as well: a transfer of the whole tree,
+// given C-2's limit for those.
+const (
+	gitInitTimeout  = 60 * time.Second
+	checkoutTimeout = 300 * time.Second
+)
 
 var (
 	// commitID is a full object id: SHA-1 or SHA-256.

@@ -96,7 +96,11 @@ func (w *Workspace) initRepo(ctx context.Context, s *session, populate bool) err
 	if err != nil {
 		return err
 	}
-	res, err := s.tb.Bash(ctx, script, gitInitTimeout)
+	timeout := gitInitTimeout
+	if populate {
+		timeout = checkoutTimeout
+	}
+	res, err := s.tb.Bash(ctx, script, timeout)
 	if err != nil {
 		return fmt.Errorf("in-container git init: %w", err)
 	}
