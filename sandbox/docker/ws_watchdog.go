@@ -50,6 +50,12 @@ type watchdog struct {
 func startWatchdog(w *Workspace) *watchdog {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &watchdog{w: w, cancel: cancel}
+	// The client settles its API version on its first request, which is
+	// not safe for first requests made at once, as the goroutines below
+	// make them: settle it here, with one ping.
+	nctx, ncancel := context.WithTimeout(ctx, QueryTimeout)
+	w.cl.api.NegotiateAPIVersion(nctx)
+	ncancel()
 	d.wg.Go(func() { d.watchEvents(ctx) })
 	d.wg.Go(func() { d.poll(ctx) })
 	if c := newVolumeCheck(w, volumeCheckEvery, w.cl.volumeSize); c != nil {
