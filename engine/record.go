@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"time"
 
@@ -122,16 +123,11 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 	if fin != nil {
 		filesChanged, truncated = fin.FilesChanged, fin.FilesChangedTruncated
 		watchdog, watchdogKind = fin.WatchdogViolation, fin.WatchdogViolationKind
-		fields["diff_stat"] = fin.DiffStat
-		fields["export_status"] = fin.ExportStatus
-		fields["patch_path"] = fin.PatchPath
-		fields["worktree_bytes"] = fin.WorktreeBytes
-		fields["worktree_files"] = fin.WorktreeFiles
-		fields["escaping_symlinks"] = nonNil(fin.EscapingSymlinks)
-		fields["dropped_git_entries"] = nonNil(fin.DroppedGitEntries)
+		maps.Copy(fields, exportFields(fin))
+	} else {
+		fields["files_changed"] = []string{}
+		fields["files_changed_truncated"] = false
 	}
-	fields["files_changed"] = nonNil(filesChanged)
-	fields["files_changed_truncated"] = truncated
 	fields["watchdog_violation"] = watchdog
 	fields["watchdog_violation_kind"] = watchdogKind
 	if _, err := transcript.MergeRecord(rec.dir, fields); err != nil {
@@ -149,6 +145,17 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 		BaseCommit: lane.BaseCommit, ResumedFrom: p.spec.ResumedFrom,
 		FinalizeError: present(finalizeError), WatchdogViolation: present(watchdog),
 		WatchdogViolationKind: present(watchdogKind),
+	}
+}
+
+// exportFields are the run.json fields a finalize (or `runs export`)
+// sets from what it found.
+func exportFields(fin *sandbox.Finalization) transcript.Record {
+	return transcript.Record{
+		"diff_stat": fin.DiffStat, "export_status": fin.ExportStatus, "patch_path": fin.PatchPath,
+		"worktree_bytes": fin.WorktreeBytes, "worktree_files": fin.WorktreeFiles,
+		"escaping_symlinks": nonNil(fin.EscapingSymlinks), "dropped_git_entries": nonNil(fin.DroppedGitEntries),
+		"files_changed": nonNil(fin.FilesChanged), "files_changed_truncated": fin.FilesChangedTruncated,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -73,10 +74,10 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	if str("sandbox") != "docker" {
 		return refuse("'%s' is not a docker-sandbox run", slug)
 	}
-	if alive, err := transcript.IsAlive(dir); err != nil || alive {
-		if err != nil {
-			return refuse("cannot tell whether '%s' still runs: %v", slug, err)
-		}
+	switch alive, err := transcript.IsAlive(dir); {
+	case err != nil:
+		return refuse("cannot tell whether '%s' still runs: %v", slug, err)
+	case alive:
 		return refuse("'%s' is still running", slug)
 	}
 	volume, worktree := str("volume"), str("worktree")
@@ -111,15 +112,7 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	}
 	res := &ExportResult{Slug: slug, Worktree: worktree, Status: fin.ExportStatus, OK: fin.ExportStatus == "ok", Fin: fin}
 	updated, err := transcript.UpdateRecord(dir, func(r transcript.Record) error {
-		r["export_status"] = fin.ExportStatus
-		r["diff_stat"] = fin.DiffStat
-		r["patch_path"] = fin.PatchPath
-		r["worktree_bytes"] = fin.WorktreeBytes
-		r["worktree_files"] = fin.WorktreeFiles
-		r["escaping_symlinks"] = nonNil(fin.EscapingSymlinks)
-		r["dropped_git_entries"] = nonNil(fin.DroppedGitEntries)
-		r["files_changed"] = nonNil(fin.FilesChanged)
-		r["files_changed_truncated"] = fin.FilesChangedTruncated
+		maps.Copy(r, exportFields(&fin))
 		prev, _ := r["status"].(string)
 		switch {
 		case res.OK && (prev == "" || prev == "running" || prev == StatusExportFailed):

@@ -66,19 +66,28 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		reason, kind := v.Reason, v.Kind
 		fin.WatchdogViolation, fin.WatchdogViolationKind = &reason, &kind
 	}
-	reason, err := w.export(ctx, &fin)
-	if err != nil {
+	if err := w.exportWithStatus(ctx, &fin); err != nil || fin.ExportStatus != "ok" {
 		return fin, err
 	}
-	if reason != "" {
-		fin.ExportStatus = "export_failed: " + reason
-		return fin, nil
-	}
-	fin.ExportStatus = "ok"
 	w.mu.Lock()
 	w.exportOK = true
 	w.mu.Unlock()
 	return fin, nil
+}
+
+// exportWithStatus exports (see export) and sets fin.ExportStatus: "ok",
+// or "export_failed: <reason>". The error is only a cancelled context's.
+func (w *Workspace) exportWithStatus(ctx context.Context, fin *sandbox.Finalization) error {
+	reason, err := w.export(ctx, fin)
+	switch {
+	case err != nil:
+		return err
+	case reason != "":
+		fin.ExportStatus = "export_failed: " + reason
+	default:
+		fin.ExportStatus = "ok"
+	}
+	return nil
 }
 
 // export fills fin from the stopped container's tree; reason is why the

@@ -72,19 +72,16 @@ func (w *Workspace) goneReason() string {
 
 // takeStray reports and clears a process the watchdog saw in the
 // container besides init and the tool server.
-func (w *Workspace) takeStray() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	stray := w.straySeen
-	w.straySeen = false
-	return stray
-}
+func (w *Workspace) takeStray() bool { return w.take(&w.straySeen) }
 
 // takeOOM reports and clears an OOM kill the events API reported.
-func (w *Workspace) takeOOM() bool {
+func (w *Workspace) takeOOM() bool { return w.take(&w.oomSeen) }
+
+// take reports and clears one of the flags guarded by mu.
+func (w *Workspace) take(flag *bool) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	oom := w.oomSeen
-	w.oomSeen = false
-	return oom
+	v := *flag
+	*flag = false
+	return v
 }

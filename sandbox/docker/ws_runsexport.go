@@ -88,18 +88,13 @@ func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, 
 		fin.ExportStatus = "export_failed: docker create " + names.Container + " failed: " + err.Error()
 		return fin, nil
 	}
-	reason, err := w.export(ctx, &fin)
+	err = w.exportWithStatus(ctx, &fin)
 	cctx, cancel := cleanupContext()
 	defer cancel()
 	_ = cl.removeContainer(cctx, id) // labelled: `runs clean` finds a leftover
-	if err != nil {
+	if err != nil || fin.ExportStatus != "ok" {
 		return fin, err
 	}
-	if reason != "" {
-		fin.ExportStatus = "export_failed: " + reason
-		return fin, nil
-	}
-	fin.ExportStatus = "ok"
 	if !cfg.KeepVolume {
 		if err := cl.removeVolume(cctx, cfg.Volume); err != nil {
 			return fin, fmt.Errorf("exported, but the volume stays: %w", err)

@@ -77,9 +77,6 @@ func Open(ctx context.Context, cfg WorkspaceConfig) (*Workspace, error) {
 	}
 	if err := w.open(ctx); err != nil {
 		_ = w.Close()
-		// The baseline may have filled the lane: leave it as it came,
-		// with its .git file only.
-		_ = export.Clear(cfg.Worktree)
 		var se *sandbox.SandboxError
 		if errors.As(err, &se) || errors.Is(err, context.Canceled) {
 			return nil, err
@@ -212,8 +209,9 @@ func (w *Workspace) Settings() map[string]any {
 
 // Close stops the watchdog and removes the container and, unless the
 // volume is to be kept (KeepVolume, or an export that did not succeed),
-// the volumes; each only when its labels say it is this run's. It never
-// touches the host lane. Idempotent.
+// the volumes; each only when its labels say it is this run's. Of the host
+// lane it only takes back, when the run was never exported, the base tree
+// the baseline wrote into it. Idempotent.
 func (w *Workspace) Close() error {
 	w.mu.Lock()
 	if w.closed {
@@ -222,9 +220,15 @@ func (w *Workspace) Close() error {
 	}
 	w.closed = true
 	keep := w.cfg.KeepVolume || (w.finalized && !w.exportOK)
+	finalized := w.finalized
 	w.mu.Unlock()
 	if w.baseline != nil {
 		w.baseline.stop() // nothing may write into the lane after Close
+		if !finalized {
+			// Never exported, the lane holds only what the baseline
+			// wrote: leave it as it came, with its .git file only.
+			_ = export.Clear(w.cfg.Worktree)
+		}
 	}
 	if w.wd != nil {
 		w.wd.stop()

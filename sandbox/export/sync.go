@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -75,14 +76,7 @@ func populate(ctx context.Context, root *os.Root, files []*BaseFile, gitlinks ma
 			return err
 		}
 	}
-	links := slices.Sorted(func(yield func(string) bool) {
-		for p := range gitlinks {
-			if !yield(p) {
-				return
-			}
-		}
-	})
-	for _, p := range links {
+	for _, p := range slices.Sorted(maps.Keys(gitlinks)) {
 		if err := mkdirs(p); err != nil {
 			return err
 		}
@@ -170,14 +164,7 @@ func Sync(r io.Reader, dest string, caps Caps, base []BaseFile) (Summary, Synced
 		}
 		return sum, Synced{}, err
 	}
-	changed := slices.Sorted(func(yield func(string) bool) {
-		for p := range s.changed {
-			if !yield(p) {
-				return
-			}
-		}
-	})
-	return sum, Synced{Changed: changed}, nil
+	return sum, Synced{Changed: slices.Sorted(maps.Keys(s.changed))}, nil
 }
 
 // syncer is Sync's sink and its record of what the archive held.
@@ -354,13 +341,8 @@ func (s *syncer) removeUnseen() error {
 		}
 		return false
 	}
-	for _, d := range slices.SortedFunc(func(yield func(string) bool) {
-		for d := range dirs {
-			if !yield(d) {
-				return
-			}
-		}
-	}, func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") }) {
+	outermostFirst := func(a, b string) int { return strings.Count(a, "/") - strings.Count(b, "/") }
+	for _, d := range slices.SortedFunc(maps.Keys(dirs), outermostFirst) {
 		if s.seen[d] || under(d) {
 			continue
 		}

@@ -60,6 +60,21 @@ func (p *Provider) ProbeServedWindow(ctx context.Context, model string) (provide
 	return r.window, r.ok
 }
 
+// probeOrigin GETs path on the server's origin (not under /v1) and returns
+// the JSON object it answers, empty when the answer is no object.
+func (p *Provider) probeOrigin(ctx context.Context, path string) (map[string]any, error) {
+	origin, err := p.origin()
+	if err != nil {
+		return nil, err
+	}
+	v, err := p.probeJSON(ctx, origin+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	top, _ := object(v)
+	return top, nil
+}
+
 // probeJSON sends one probe request (GET, or POST when body is set) to
 // target and decodes the answer.
 func (p *Provider) probeJSON(ctx context.Context, target string, body any) (any, error) {

@@ -17,15 +17,10 @@ const ollamaDefaultContext = 4096
 // window is loaded_context_length when it is a positive integer, never
 // max_context_length (what the model could take, not what is loaded).
 func (p *Provider) probeLMStudio(ctx context.Context, model string) (provider.ServedWindow, bool, error) {
-	origin, err := p.origin()
+	top, err := p.probeOrigin(ctx, "/api/v0/models")
 	if err != nil {
 		return provider.ServedWindow{}, false, err
 	}
-	v, err := p.probeJSON(ctx, origin+"/api/v0/models", nil)
-	if err != nil {
-		return provider.ServedWindow{}, false, err
-	}
-	top, _ := object(v)
 	list, _ := top["data"].([]any)
 	entry, found := findByID(list, "id", model)
 	if !found {
@@ -142,15 +137,10 @@ func ollamaNames(model string) []string {
 // probeLlamaCpp reads llama.cpp's GET /props: default_generation_settings
 // holds the per-slot n_ctx, the window each request gets.
 func (p *Provider) probeLlamaCpp(ctx context.Context, _ string) (provider.ServedWindow, bool, error) {
-	origin, err := p.origin()
+	top, err := p.probeOrigin(ctx, "/props")
 	if err != nil {
 		return provider.ServedWindow{}, false, err
 	}
-	v, err := p.probeJSON(ctx, origin+"/props", nil)
-	if err != nil {
-		return provider.ServedWindow{}, false, err
-	}
-	top, _ := object(v)
 	settings, _ := object(top["default_generation_settings"])
 	n, ok := positiveInt(settings["n_ctx"])
 	if !ok {
