@@ -21,13 +21,13 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/sandbox/host"
-	"github.com/dirtywork/dirtywork/sandbox/host/confine"
+	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
-// AllowUnconfinedEnv names the switch that lets host mode run on a kernel
-// without Landlock.
-const AllowUnconfinedEnv = "DIRTYWORK_ALLOW_UNCONFINED"
+// AllowUnconfinedEnv names the switch that lets host mode run without the
+// layers of its jail that this system cannot set up.
+const AllowUnconfinedEnv = host.AllowUnconfinedEnv
 
 // TimingsEnv, set to 1, makes a run print when each start-up phase ended
 // (unix nanoseconds) on stderr, for the performance harness.
@@ -100,6 +100,11 @@ type prepared struct {
 	// docker is the docker workspace's configuration as far as preflight
 	// knows it (docker mode only).
 	docker docker.WorkspaceConfig
+	// jailProbe is what the host jail's probe found, and hostMemory and
+	// hostTmp the jail's memory cap and /tmp size in bytes (host mode
+	// only).
+	jailProbe           *jail.Report
+	hostMemory, hostTmp int64
 }
 
 // Run executes spec. It returns a *PreflightError when the run was refused
@@ -165,9 +170,8 @@ func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
 		if err := r.dockerPreflight(ctx, p); err != nil {
 			return nil, err
 		}
-	} else if confine.KernelABI() == 0 && r.getenv(AllowUnconfinedEnv) != "1" {
-		return nil, refuse("set "+AllowUnconfinedEnv+"=1 to run host mode guarded only by the deny-list",
-			"this kernel does not enforce Landlock, which host mode needs to confine bash")
+	} else if err := r.hostPreflight(ctx, p); err != nil {
+		return nil, err
 	}
 	// 8. Task size (7, the workspace, comes with the run record).
 	tokens := int(math.Ceil(float64(len([]rune(spec.Task))) / 4))
@@ -287,9 +291,11 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	lanes := gitops.NewManager(nil, p.repo)
 	lane, err = lanes.Open(ctx, gitops.OpenOptions{
 		ID: slug, From: p.baseRef, OwnerPID: os.Getpid(), OwnerSession: r.getenv("DIRTYWORK_SESSION"),
-		// A container brings its own tree: the lane holds only its .git
-		// file until the export writes the worker's files into it (E-7).
-		NoCheckout: spec.Sandbox == "docker",
+		// Either sandbox brings its own tree: the lane holds only its .git
+		// file until the container's export writes the worker's files into
+		// it (E-7), or the host jail checks the base tree out into it while
+		// the first model request is out.
+		NoCheckout: true,
 	})
 	if err != nil {
 		_ = os.RemoveAll(runDir)
