@@ -39,7 +39,7 @@ tip=$(git rev-parse -q --verify '%[2]s^{commit}') || exit 0
 [ "$tip" = '%[3]s' ] && exit 0
 printf 'tip %%s\n' "$tip"
 printf '%%s\n' "$tip" '^%[3]s' | git pack-objects --revs -q --stdout >'%[4]s'
-`, shellQuote(w.private.gitDir), branch, w.cfg.BaseCommit, out)
+`, shellQuote(w.private.gitDir), branch, w.startCommit, out)
 	res, err := c.Bash(ctx, script, packTimeout)
 	if err != nil {
 		return nil, w.failed(ctx, "pack the worker's commits", err)
@@ -56,8 +56,7 @@ printf '%%s\n' "$tip" '^%[3]s' | git pack-objects --revs -q --stdout >'%[4]s'
 }
 
 // importCommits imports the packed commits into the host repository and
-// moves the lane's branch to them, then makes the lane's index the tip's,
-// so that git status in the lane shows only what is not committed.
+// moves the lane's branch from where the worker started to them.
 func (w *Workspace) importCommits(ctx context.Context, p *commitPack) error {
 	quarantine, err := os.MkdirTemp(w.cfg.RunDir, "import-")
 	if err != nil {
@@ -65,13 +64,10 @@ func (w *Workspace) importCommits(ctx context.Context, p *commitPack) error {
 	}
 	defer func() { _ = os.RemoveAll(quarantine) }()
 	err = w.git.ImportCommits(ctx, gitops.Repo{Root: w.cfg.RepoRoot, CommonDir: w.commonDir}, gitops.Import{
-		Pack: p.path, Tip: p.tip, Base: w.cfg.BaseCommit, Branch: w.cfg.Branch, Quarantine: quarantine,
+		Pack: p.path, Tip: p.tip, Base: w.startCommit, Branch: w.cfg.Branch, Quarantine: quarantine,
 	})
 	if err != nil {
 		return fmt.Errorf("import the worker's commits: %w", err)
-	}
-	if _, err := w.git.Run(ctx, w.neutral("read-tree", p.tip)); err != nil {
-		return fmt.Errorf("make the worktree's index from %s: %w", p.tip, err)
 	}
 	return nil
 }

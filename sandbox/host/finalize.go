@@ -37,8 +37,8 @@ const defaultMaxPatchMB = 10
 //  5. files_changed, diff_stat and diff.patch are computed in Go against
 //     the base commit's blobs (export.DiffPaths), as in docker mode, so
 //     no .gitattributes of the worker is consulted;
-//  6. with AllowCommit the commits are imported (gitops.ImportCommits)
-//     and the lane's index is made from the new tip.
+//  6. with AllowCommit the commits are imported (gitops.ImportCommits),
+//     and the lane's index is made from its branch's tip.
 //
 // A breach recorded earlier is reported as the watchdog's violation (the
 // run ends budget_exceeded); the changes are still computed, for review.
@@ -84,9 +84,18 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 	if err := w.changes(ctx, &fin); err != nil {
 		return fin, err
 	}
+	head := w.startCommit
 	if pack != nil {
 		if err := w.importCommits(ctx, pack); err != nil {
 			return fin, err
+		}
+		head = pack.tip
+	}
+	// The lane's index is its branch's: git status in the lane shows only
+	// what is not committed.
+	if head != w.cfg.BaseCommit {
+		if _, err := w.git.Run(ctx, w.neutral("read-tree", head)); err != nil {
+			return fin, fmt.Errorf("make the worktree's index from %s: %w", head, err)
 		}
 	}
 	m, err := w.fs.Measure(ctx, fsops.Limits{})

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // jailSpec is what the run's jail is made of: the tool server's command
@@ -128,13 +129,24 @@ func (c *childProc) Layers() map[string]any { return map[string]any{"jail": "non
 func (c *childProc) Kill() error {
 	c.killOnce.Do(func() {
 		pid := c.cmd.Process.Pid
+		groups := []int{pid}
 		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
 		for _, f := range strings.Fields(string(data)) {
 			if child, err := strconv.Atoi(f); err == nil {
-				_ = syscall.Kill(-child, syscall.SIGKILL)
+				groups = append(groups, child)
 			}
 		}
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		for _, g := range groups {
+			_ = syscall.Kill(-g, syscall.SIGKILL)
+		}
+		// SIGKILL takes effect asynchronously: wait (briefly) until the
+		// groups are gone, so nothing writes in the tree afterwards.
+		deadline := time.Now().Add(2 * time.Second)
+		for _, g := range groups[1:] {
+			for syscall.Kill(-g, 0) == nil && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
 	})
 	return nil
 }

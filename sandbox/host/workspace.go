@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +34,10 @@ type Workspace struct {
 	worktree, commonDir, adminDir string
 	// private is the worker's repository and what it is made from.
 	private privateRepo
+	// startCommit is the commit the worker's branch starts at: the lane
+	// branch's tip when the workspace opened, which is the base commit
+	// unless a resumed run committed beyond it. Set by start.
+	startCommit string
 	git     *gitops.Git
 	jailer  jailer
 	spec    jailSpec
@@ -150,11 +155,17 @@ func (w *Workspace) start(ctx context.Context) {
 func (w *Workspace) startJail(ctx context.Context) error {
 	env := w.operatorEnvMap()
 	home := operatorHome(w.cfg.Home, env)
+	branch := "refs/heads/" + strings.TrimPrefix(w.cfg.Branch, "refs/heads/")
+	out, err := w.git.Run(ctx, gitops.Call{Dir: w.cfg.RepoRoot, Args: []string{"rev-parse", "--verify", "-q", branch + "^{commit}"}})
+	if err != nil {
+		return fmt.Errorf("read the lane's branch %s: %w", branch, err)
+	}
+	w.startCommit = strings.TrimSpace(string(out))
 	// The pack and python's user site are asked for at once: both take
 	// tens of milliseconds, and the jail needs both.
 	var packErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { packErr = w.private.fillBase(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory) })
+	wg.Go(func() { packErr = w.private.fillBase(ctx, w.git, w.cfg.RepoRoot, w.startCommit, w.cfg.WithHistory) })
 	site := pythonUserSite(ctx, env, w.operatorEnv, w.private.dir)
 	wg.Wait()
 	if packErr != nil {
@@ -174,7 +185,7 @@ func (w *Workspace) startJail(ctx context.Context) error {
 	if hello.Dumpable {
 		return errors.New("the tool server in the jail is dumpable: the worker could take it over")
 	}
-	script, err := w.private.script(w.cfg.Branch, w.cfg.BaseCommit, !w.cfg.WithHistory, !w.cfg.KeepTree)
+	script, err := w.private.script(strings.TrimPrefix(w.cfg.Branch, "refs/heads/"), w.startCommit, !w.cfg.WithHistory, !w.cfg.KeepTree)
 	if err != nil {
 		return err
 	}
