@@ -28,13 +28,15 @@ var packHash = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 // WriteBasePack packs commit (only it, or with its history) from the
 // repository at repoRoot into dir, which must exist, and indexes it there,
-// with a shallow file beside it when the history is left out. Both steps
+// with a shallow file beside it when the history is left out. The files
+// are readable by all: a sandbox's unprivileged user reads them through a
+// read-only mount. Both steps
 // read operator content only: the index is built by git on a pack this
 // process just wrote.
 func (g *Git) WriteBasePack(ctx context.Context, repoRoot, commit string, withHistory bool, dir string) (BasePack, error) {
 	var bp BasePack
 	tmp := filepath.Join(dir, "base.pack")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return bp, fmt.Errorf("create base pack: %w", err)
 	}
@@ -68,7 +70,7 @@ func (g *Git) WriteBasePack(ctx context.Context, repoRoot, commit string, withHi
 	}
 	if !withHistory {
 		bp.Shallow = filepath.Join(dir, "shallow")
-		if err := os.WriteFile(bp.Shallow, ShallowFile(info.Commit), 0o600); err != nil {
+		if err := os.WriteFile(bp.Shallow, ShallowFile(info.Commit), 0o644); err != nil {
 			return bp, fmt.Errorf("write shallow file: %w", err)
 		}
 	}

@@ -1,11 +1,13 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,8 +105,26 @@ func (r *testRepo) operatorEnv() []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TERM=dumb", "HOME=" + r.home, secretEnv}
 }
 
-// config is a workspace on the lane in the plain-child stand-in for the
-// jail: what the workspace itself does, whatever the jail adds.
+// testJailer is the jail where this system can set one up whole, else
+// the plain-child stand-in; the tests of what the jail must stop use
+// requireJail instead.
+var testJailer = sync.OnceValue(func() jailer {
+	if report := jail.Probe(context.Background()); report.Err() == nil {
+		return realJailer{report: report}
+	}
+	return childJailer{}
+})
+
+// requireJail fails a test that means nothing without the jail, where the
+// jail cannot be set up whole.
+func requireJail(t testing.TB) {
+	t.Helper()
+	if err := jail.Probe(t.Context()).Err(); err != nil {
+		t.Fatalf("this test needs the jail: %v", err)
+	}
+}
+
+// config is a workspace on the lane, in the jail where it can be had.
 func (r *testRepo) config() Config {
 	return Config{
 		Worktree:   r.worktree,
@@ -117,7 +137,7 @@ func (r *testRepo) config() Config {
 		Limits:     sandbox.Limits{MaxBytes: 2048 << 20, MaxEntries: 200000},
 		Home:       r.home,
 		Env:        r.operatorEnv(),
-		jailer:     childJailer{},
+		jailer:     testJailer(),
 	}
 }
 
