@@ -31,9 +31,13 @@ func (r *Runner) hostPreflight(ctx context.Context, p *prepared) error {
 	return nil
 }
 
-// sizeBytes parses a size flag's value (512m, 4g, plain bytes) into bytes.
+// sizeBytes parses a size flag's value (512m, 4g, plain bytes) into bytes;
+// "" (a Spec built without the flag) is 0, the jail's default.
 func sizeBytes(flag, v string) (int64, error) {
 	s := strings.ToLower(strings.TrimSpace(v))
+	if s == "" {
+		return 0, nil // the jail's default
+	}
 	mult := int64(1)
 	if n := len(s); n > 0 {
 		switch s[n-1] {
