@@ -29,7 +29,9 @@ func (o *opened) guard(lane gitops.Lane) policy.Options {
 	if o.docker != nil {
 		return policy.Options{Mode: policy.Docker}
 	}
-	return policy.Options{Mode: policy.Host, Worktrees: worktreeForms(lane.Worktree)}
+	// The worker's git works on its private repository: only the accident
+	// guards about paths outside the worktree apply.
+	return policy.Options{Mode: policy.Host, Worktrees: worktreeForms(lane.Worktree), PrivateGit: true}
 }
 
 // openWorkspace opens the run's sandbox. A *PreflightError refuses the
