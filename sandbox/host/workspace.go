@@ -38,10 +38,10 @@ type Workspace struct {
 	// branch's tip when the workspace opened, which is the base commit
 	// unless a resumed run committed beyond it. Set by start.
 	startCommit string
-	git     *gitops.Git
-	jailer  jailer
-	spec    jailSpec
-	info    Info
+	git         *gitops.Git
+	jailer      jailer
+	spec        jailSpec
+	info        Info
 	// root and fs read the worktree from the host side: the size watch
 	// and Finalize.
 	root *os.Root
