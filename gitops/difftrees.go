@@ -28,8 +28,10 @@ type FileChange struct {
 // b in the repository at dir, with line counts: config-neutral, no rename
 // detection, no textconv.
 func (g *Git) DiffTrees(ctx context.Context, dir, a, b string) ([]FileChange, error) {
-	out, err := g.Run(ctx, Call{Dir: dir, Neutral: true,
-		Args: []string{"diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", a, b}})
+	out, err := g.Run(ctx, Call{
+		Dir: dir, Neutral: true,
+		Args: []string{"diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", a, b},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("compare %s with %s: %w", a, b, err)
 	}
@@ -54,8 +56,10 @@ func parseRawNumstat(out []byte) ([]FileChange, error) {
 				return nil, fmt.Errorf("unexpected diff-tree record %q", f)
 			}
 			i++
-			c := FileChange{Path: string(fields[i]), OldMode: parts[0], NewMode: parts[1],
-				OldBlob: parts[2], NewBlob: parts[3], Status: parts[4][:1]}
+			c := FileChange{
+				Path: string(fields[i]), OldMode: parts[0], NewMode: parts[1],
+				OldBlob: parts[2], NewBlob: parts[3], Status: parts[4][:1],
+			}
 			byPath[c.Path] = len(changes)
 			changes = append(changes, c)
 			continue

@@ -93,7 +93,8 @@ func (g *Git) UpdateRef(ctx context.Context, dir, ref, newSHA, oldSHA, reason st
 		}
 		args = []string{"update-ref", "-m", reason, ref, newSHA, oldSHA}
 	}
-	if _, err := g.Run(ctx, Call{Dir: dir, Args: args}); err != nil {
+	// Neutral: update-ref runs the reference-transaction hook otherwise.
+	if _, err := g.Run(ctx, Call{Dir: dir, Neutral: true, Args: args}); err != nil {
 		return fmt.Errorf("move %s: %w", ref, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package runs
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -101,5 +102,21 @@ func TestDiffFallsBackToTheRunsPatch(t *testing.T) {
 	}
 	if d.Source != DiffFromPatch || string(d.Patch) != "diff --git a/a.txt b/a.txt\n" || len(d.Files) != 1 {
 		t.Errorf("diff %+v", d)
+	}
+}
+
+// The operator's global config really defines a filter that leaves the
+// marker, so the tests that find no marker prove the store ran none.
+func TestTheMarkerCatchesAFilterTheOperatorDefined(t *testing.T) {
+	repo := newRepo(t)
+	writeFile(t, filepath.Join(repo, ".gitattributes"), "* filter=evil\n")
+	writeFile(t, filepath.Join(repo, "a.txt"), "changed\n")
+	cmd := exec.Command("git", "-C", repo, "add", "a.txt")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	defer func() { _ = os.Remove(filterMarker()) }()
+	if _, err := os.Stat(filterMarker()); err != nil {
+		t.Fatal("the operator's filter did not leave its marker: the no-filter tests prove nothing")
 	}
 }

@@ -34,8 +34,3 @@ func (s *Store) operatorIdentity(ctx context.Context, repo string) Identity {
 	}
 	return id
 }
-
-// identityArgs pass id to a commit-tree as explicit configuration.
-func identityArgs(id Identity) []string {
-	return []string{"-c", "user.name=" + id.Name, "-c", "user.email=" + id.Email}
-}

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	testGlobalConfig = filepath.Join(home, "gitconfig")
 	marker := filepath.Join(home, "filter-ran")
 	cfg := fmt.Sprintf("[user]\n\tname = Operator Name\n\temail = operator@example.com\n"+
-		"[filter \"evil\"]\n\tclean = touch %[1]s; cat\n\tsmudge = touch %[1]s; cat\n"+
+		"[filter \"evil\"]\n\tclean = echo filter >>%[1]s; cat\n\tsmudge = echo filter >>%[1]s; cat\n"+
 		"[core]\n\thooksPath = %[2]s\n", marker, filepath.Join(home, "hooks"))
 	if err := os.WriteFile(testGlobalConfig, []byte(cfg), 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	_ = os.MkdirAll(filepath.Join(home, "hooks"), 0o755)
 	for _, h := range []string{"post-checkout", "post-merge", "pre-commit", "post-commit", "reference-transaction"} {
-		_ = os.WriteFile(filepath.Join(home, "hooks", h), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+		_ = os.WriteFile(filepath.Join(home, "hooks", h), []byte("#!/bin/sh\necho "+h+" >>"+marker+"\n"), 0o755)
 	}
 	env := map[string]string{
 		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_GLOBAL": testGlobalConfig,
@@ -49,8 +50,10 @@ func TestMain(m *testing.M) {
 	for k, v := range env {
 		_ = os.Setenv(k, v)
 	}
-	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_CONFIG_PARAMETERS",
-		"GIT_CONFIG_COUNT", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
+	for _, k := range []string{
+		"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_CONFIG_PARAMETERS",
+		"GIT_CONFIG_COUNT", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+	} {
 		_ = os.Unsetenv(k)
 	}
 	code := m.Run()
@@ -64,8 +67,8 @@ func filterMarker() string { return filepath.Join(filepath.Dir(testGlobalConfig)
 
 func assertNothingRan(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(filterMarker()); err == nil {
-		t.Fatal("a filter driver or hook ran")
+	if data, err := os.ReadFile(filterMarker()); err == nil {
+		t.Fatalf("a filter driver or hook ran: %s", data)
 	}
 }
 
@@ -73,11 +76,13 @@ func assertNothingRan(t *testing.T) {
 func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	// The setup's own gits must not trip the marker either.
-	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "core.hooksPath=/dev/null"}, args...)...)
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=Setup", "-c", "user.email=setup@example.com"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
 			stderr = string(ee.Stderr)
 		}
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, stderr)
@@ -154,8 +159,10 @@ func (e *testEnv) addLaneRun(repo, slug string, rec map[string]any) string {
 	wt := filepath.Join(repo, ".worktrees", "dw-"+slug)
 	git(e.t, repo, "worktree", "add", "-q", "-b", "dirtywork/"+slug, wt, "main")
 	base := git(e.t, repo, "rev-parse", "main")
-	full := map[string]any{"repo": repo, "worktree": wt, "branch": "dirtywork/" + slug, "base_commit": base,
-		"base_ref": "HEAD", "task": "fix the thing\nwith details", "model": "test-model", "sandbox": "none", "provider": "openai"}
+	full := map[string]any{
+		"repo": repo, "worktree": wt, "branch": "dirtywork/" + slug, "base_commit": base,
+		"base_ref": "HEAD", "task": "fix the thing\nwith details", "model": "test-model", "sandbox": "none", "provider": "openai",
+	}
 	for k, v := range rec {
 		full[k] = v
 	}

@@ -183,8 +183,10 @@ func TestVerdictWritesTheFieldsAndKeepsUnknownKeys(t *testing.T) {
 		t.Errorf("time_to_verdict_s = %v, want 3600 (a naive ended is UTC)", res.TimeToVerdictS)
 	}
 	rec := readJSON(t, filepath.Join(dir, "run.json"))
-	for k, want := range map[string]any{"verdict": "accept", "note": "looks right", "review_seconds": 42.5,
-		"time_to_verdict_s": 3600.0, "reviewer": "rita", "verdict_at": "2026-01-02T04:04:05.000000+00:00"} {
+	for k, want := range map[string]any{
+		"verdict": "accept", "note": "looks right", "review_seconds": 42.5,
+		"time_to_verdict_s": 3600.0, "reviewer": "rita", "verdict_at": "2026-01-02T04:04:05.000000+00:00",
+	} {
 		if rec[k] != want {
 			t.Errorf("%s = %v, want %v", k, rec[k], want)
 		}

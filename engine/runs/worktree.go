@@ -68,7 +68,7 @@ func checkLinked(repo gitops.Repo, wt string) error {
 	}
 	f, err := os.OpenFile(filepath.Join(wt, ".git"), os.O_RDONLY|noFollow, 0)
 	if err != nil {
-		return fmt.Errorf("%w: no .git file: %v", gitops.ErrNotLinkedWorktree, err)
+		return fmt.Errorf("%w: no .git file: %w", gitops.ErrNotLinkedWorktree, err)
 	}
 	defer func() { _ = f.Close() }() // read only
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
@@ -76,7 +76,7 @@ func checkLinked(repo gitops.Repo, wt string) error {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
-		return fmt.Errorf("%w: %v", gitops.ErrNotLinkedWorktree, err)
+		return fmt.Errorf("%w: %w", gitops.ErrNotLinkedWorktree, err)
 	}
 	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
 	if !ok {
