@@ -2,7 +2,6 @@ package runs
 
 import (
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/dirtywork/dirtywork/sandbox/docker"
@@ -86,6 +85,3 @@ func (d *daemon) RemoveVolume(ctx context.Context, name string, want map[string]
 	}
 	return cl.RemoveLabelledVolume(ctx, name, want)
 }
-
-// isGone reports an error that says the object does not exist.
-func isGone(err error) bool { return errors.Is(err, ErrObjectGone) }
