@@ -44,7 +44,6 @@ func TestVersion(t *testing.T) {
 func TestNotLandedCommandsRefuse(t *testing.T) {
 	for _, args := range [][]string{
 		{"resume", "x"},
-		{"runs", "clean"},
 		{"bench"},
 		{"tui"},
 	} {

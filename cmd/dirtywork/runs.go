@@ -25,8 +25,7 @@ func newRunsCmd(io *streams) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newRunsListCmd(io), newRunsShowCmd(io), newRunsExportCmd(io), newRunsVerdictCmd(io),
-		newRunsAcceptCmd(io), newRunsMergeCmd(io))
-	cmd.AddCommand(notLanded("clean", "Remove finished runs' worktrees and leftovers", "runs clean"))
+		newRunsAcceptCmd(io), newRunsMergeCmd(io), newRunsCleanCmd(io))
 	return cmd
 }
 

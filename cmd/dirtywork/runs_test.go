@@ -216,3 +216,25 @@ func TestRunsVerdictRecordsAndRefuses(t *testing.T) {
 		t.Errorf("negative review seconds: exit %d", code)
 	}
 }
+
+func TestRunsCleanActionLinesAndExitCodes(t *testing.T) {
+	root := runsHome(t)
+	putRun(t, root, "gone-0102030405-dddddddd", transcript.Record{"status": "completed"})
+	out, errOut, code := runMain(t, "runs", "clean", "gone-0102030405-dddddddd")
+	if code != ExitOK || out != "removed-rundir: "+filepath.Join(root, "gone-0102030405-dddddddd")+"\n" {
+		t.Errorf("exit %d %q %q", code, out, errOut)
+	}
+	out, _, code = runMain(t, "runs", "clean", "gone-0102030405-dddddddd")
+	if code != ExitRunNotCompleted || !strings.HasPrefix(out, "skip: no such run") {
+		t.Errorf("unknown run: exit %d %q", code, out)
+	}
+	if _, _, code := runMain(t, "runs", "clean"); code != ExitUsage {
+		t.Errorf("neither slug nor --all: exit %d", code)
+	}
+	if _, _, code := runMain(t, "runs", "clean", "x", "--all"); code != ExitUsage {
+		t.Errorf("both: exit %d", code)
+	}
+	if out, _, code := runMain(t, "runs", "clean", "../victim", "--force"); code != ExitRunNotCompleted || !strings.HasPrefix(out, "skip: invalid run slug") {
+		t.Errorf("bad slug: exit %d %q", code, out)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -393,14 +392,4 @@ func closeFences(text string) string {
 		text += open
 	}
 	return text
-}
-
-// SortedKeys returns the keys of m, sorted (for stable JSON-ish output).
-func SortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

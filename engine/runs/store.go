@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -26,6 +27,11 @@ type Store struct {
 	// identity is the author and committer of Accept's and Clean's
 	// commits; see Identity.
 	identity func(ctx context.Context, repo string) Identity
+	// export is the validated export of a kept work volume into its
+	// worktree (engine.ExportRun).
+	export func(ctx context.Context, slug string, opts engine.ExportOptions) (*engine.ExportResult, error)
+	// defaultImage makes the export container when run.json names none.
+	defaultImage string
 }
 
 // Option configures a Store.
@@ -38,6 +44,15 @@ func WithDocker(d Docker) Option { return func(s *Store) { s.docker = d } }
 // WithGit sets the git the store runs (tests).
 func WithGit(g *gitops.Git) Option { return func(s *Store) { s.git = g } }
 
+// WithExporter sets how the store exports a kept volume (tests).
+func WithExporter(f func(ctx context.Context, slug string, opts engine.ExportOptions) (*engine.ExportResult, error)) Option {
+	return func(s *Store) { s.export = f }
+}
+
+// WithDefaultImage names the image a volume export uses when run.json
+// names none.
+func WithDefaultImage(image string) Option { return func(s *Store) { s.defaultImage = image } }
+
 // WithClock sets the store's clock (tests).
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
@@ -49,7 +64,7 @@ func WithIdentity(id Identity) Option {
 // Open returns the store over root, the runs root. The root need not
 // exist yet (a store with no runs lists none).
 func Open(root string, opts ...Option) *Store {
-	s := &Store{root: root, git: gitops.New(), now: time.Now}
+	s := &Store{root: root, git: gitops.New(), now: time.Now, export: engine.ExportRun}
 	s.identity = s.operatorIdentity
 	for _, o := range opts {
 		o(s)
