@@ -1,0 +1,69 @@
+package host
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestBashEnvIsExactlyE38(t *testing.T) {
+	home := t.TempDir()
+	for _, d := range []string{".cargo", ".pyenv"} {
+		if err := os.Mkdir(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := envMap([]string{
+		"PATH=/usr/bin", "TERM=xterm", "LANG=C.UTF-8", "TMPDIR=/operator/tmp", "HOME=" + home,
+		"OPENAI_API_KEY=sk-x", "ANTHROPIC_API_KEY=k", "PYTHONPATH=/operator/py", "GIT_DIR=/x",
+		"RUSTUP_HOME=/opt/rustup", "NVM_DIR=",
+	})
+	got := bashEnv(env, home, "/wt", "/scratch", "/site")
+	want := []string{
+		"PATH=/usr/bin", "TERM=xterm", "LANG=C.UTF-8", "TMPDIR=/scratch", "HOME=/wt", "PYTHONPATH=/site",
+		"RUSTUP_HOME=/opt/rustup", // the operator's value wins
+		"CARGO_HOME=" + filepath.Join(home, ".cargo"),
+		"PYENV_ROOT=" + filepath.Join(home, ".pyenv"),
+		// VOLTA_HOME: unset and no ~/.volta; NVM_DIR: empty and no ~/.nvm.
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("bash env\n got %q\nwant %q", got, want)
+	}
+	if got := bashEnv(map[string]string{}, "", "/wt", "/s", ""); !slices.Equal(got, []string{"TMPDIR=/s", "HOME=/wt"}) {
+		t.Errorf("empty operator env: %q", got)
+	}
+}
+
+func TestPythonUserSite(t *testing.T) {
+	dir := t.TempDir()
+	site := filepath.Join(dir, "site")
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A stand-in python3 that reports a user site, and counts its runs.
+	counter := filepath.Join(dir, "runs")
+	writeFile(t, filepath.Join(bin, "python3"), "#!/bin/sh\necho run >> "+counter+"\necho "+site+"\n")
+	if err := os.Chmod(filepath.Join(bin, "python3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	envList := []string{"PATH=" + bin}
+	env := envMap(envList)
+	if got := pythonUserSite(t.Context(), env, envList, dir); got != "" {
+		t.Errorf("missing site dir: got %q", got)
+	}
+	if err := os.Mkdir(site, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := pythonUserSite(t.Context(), env, envList, dir); got != site {
+		t.Errorf("got %q, want %q", got, site)
+	}
+	if runs := readFile(t, counter); runs != "run\n" {
+		t.Errorf("python ran %q: the answer is not cached per interpreter", runs)
+	}
+	env["PYTHONNOUSERSITE"] = "1"
+	if got := pythonUserSite(t.Context(), env, envList, dir); got != "" {
+		t.Errorf("PYTHONNOUSERSITE set: got %q", got)
+	}
+}
