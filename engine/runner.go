@@ -105,6 +105,8 @@ type prepared struct {
 	// only).
 	jailProbe           *jail.Report
 	hostMemory, hostTmp int64
+	// userSiteCache keeps python's user site across runs (host mode).
+	userSiteCache string
 }
 
 // Run executes spec. It returns a *PreflightError when the run was refused
@@ -262,10 +264,6 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	// run_end; whichever runs first stops the panic.
 	defer onPanic()
 	spec := p.spec
-	if spec.Sandbox != "docker" {
-		// Python's answer takes about as long as making the worktree: ask now.
-		host.PrewarmPythonUserSite(os.Environ(), os.TempDir())
-	}
 	slug, err = transcript.NewSlug(spec.Task, r.now(), nil)
 	if err != nil {
 		return nil, refuse("", "make a run slug: %v", err)
@@ -273,6 +271,12 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	runsRoot, err := transcript.EnsureRunsRoot()
 	if err != nil {
 		return nil, refuse("", "%v", err)
+	}
+	if spec.Sandbox != "docker" {
+		// The jail needs python's answer; asking can take longer than
+		// making the worktree: ask now, from where the jail's start will.
+		p.userSiteCache = filepath.Join(filepath.Dir(runsRoot), "cache", "python-user-site.json")
+		host.PrewarmPythonUserSite(os.Environ(), runsRoot, p.userSiteCache)
 	}
 	runDir, err := transcript.CreateRunDir(runsRoot, slug)
 	if err != nil {

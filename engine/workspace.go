@@ -54,6 +54,8 @@ func (r *Runner) openWorkspace(ctx context.Context, p *prepared, rec *record, sl
 		MemoryBytes: p.hostMemory, TmpBytes: p.hostTmp,
 		AllowUnconfined: r.getenv(AllowUnconfinedEnv) == "1",
 		Probe:           p.jailProbe,
+		Trace:           r.mark,
+		UserSiteCache:   p.userSiteCache,
 	})
 	if err != nil {
 		if errors.Is(err, host.ErrNoJail) {

@@ -59,9 +59,16 @@ type Config struct {
 	// Env is the operator's environment, from which bash's is derived
 	// (E-38); nil means os.Environ().
 	Env []string
+	// UserSiteCache is the file keeping python's user site across runs
+	// (see PrewarmPythonUserSite); "" asks python every run.
+	UserSiteCache string
 	// Toolbox is the dirtywork binary to run as the tool server; "" is
 	// this process's own.
 	Toolbox string
+
+	// Trace, when set, is told when each step of the jail's start ended
+	// (for DIRTYWORK_TIMINGS).
+	Trace func(phase string)
 
 	// Probe is what jail.Probe found in preflight; nil probes at Open.
 	Probe *jail.Report

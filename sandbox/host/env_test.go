@@ -50,20 +50,64 @@ func TestPythonUserSite(t *testing.T) {
 	}
 	envList := []string{"PATH=" + bin}
 	env := envMap(envList)
-	if got := pythonUserSite(t.Context(), env, envList, dir); got != "" {
+	if got := pythonUserSite(t.Context(), env, envList, dir, ""); got != "" {
 		t.Errorf("missing site dir: got %q", got)
 	}
 	if err := os.Mkdir(site, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := pythonUserSite(t.Context(), env, envList, dir); got != site {
+	if got := pythonUserSite(t.Context(), env, envList, dir, ""); got != site {
 		t.Errorf("got %q, want %q", got, site)
 	}
 	if runs := readFile(t, counter); runs != "run\n" {
 		t.Errorf("python ran %q: the answer is not cached per interpreter", runs)
 	}
 	env["PYTHONNOUSERSITE"] = "1"
-	if got := pythonUserSite(t.Context(), env, envList, dir); got != "" {
+	if got := pythonUserSite(t.Context(), env, envList, dir, ""); got != "" {
 		t.Errorf("PYTHONNOUSERSITE set: got %q", got)
+	}
+}
+
+// TestPythonUserSiteCacheFile: an answer is kept across processes in the
+// cache file, and asked again once the interpreter changed.
+func TestPythonUserSiteCacheFile(t *testing.T) {
+	dir := t.TempDir()
+	site := filepath.Join(dir, "site")
+	bin := filepath.Join(dir, "bin")
+	for _, d := range []string{site, bin} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counter := filepath.Join(dir, "runs")
+	py := filepath.Join(bin, "python3")
+	writeFile(t, py, "#!/bin/sh\necho run >> "+counter+"\necho "+site+"\n")
+	if err := os.Chmod(py, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "cache", "user-site.json")
+	envList := []string{"PATH=" + bin, "HOME=" + dir}
+	forget := func() {
+		userSitesMu.Lock()
+		delete(userSites, py) // as a new process would start
+		userSitesMu.Unlock()
+	}
+	for range 2 {
+		forget()
+		if got := pythonUserSite(t.Context(), envMap(envList), envList, dir, cache); got != site {
+			t.Fatalf("got %q, want %q", got, site)
+		}
+	}
+	if runs := readFile(t, counter); runs != "run\n" {
+		t.Errorf("python ran %q: the answer was not kept in the file", runs)
+	}
+	// Another interpreter at the same path: asked again.
+	writeFile(t, py, "#!/bin/sh\necho run >> "+counter+"\necho "+site+"\n# changed\n")
+	forget()
+	if got := pythonUserSite(t.Context(), envMap(envList), envList, dir, cache); got != site {
+		t.Fatalf("got %q", got)
+	}
+	if runs := readFile(t, counter); runs != "run\nrun\n" {
+		t.Errorf("python ran %q after it changed", runs)
 	}
 }

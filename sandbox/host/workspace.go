@@ -165,8 +165,12 @@ func (w *Workspace) startJail(ctx context.Context) error {
 	// tens of milliseconds, and the jail needs both.
 	var packErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { packErr = w.private.fillBase(ctx, w.git, w.cfg.RepoRoot, w.startCommit, w.cfg.WithHistory) })
-	site := pythonUserSite(ctx, env, w.operatorEnv, w.private.dir)
+	wg.Go(func() {
+		packErr = w.private.fillBase(ctx, w.git, w.cfg.RepoRoot, w.startCommit, w.cfg.WithHistory)
+		w.trace("host_pack")
+	})
+	site := pythonUserSite(ctx, env, w.operatorEnv, w.private.dir, w.cfg.UserSiteCache)
+	w.trace("host_user_site")
 	wg.Wait()
 	if packErr != nil {
 		return packErr
@@ -176,12 +180,14 @@ func (w *Workspace) startJail(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start the jail: %w", err)
 	}
+	w.trace("host_jail")
 	w.proc = proc
 	w.tb = toolbox.NewClient(proc.Stdout(), proc.Stdin())
 	hello, err := w.tb.Hello(ctx, w.cfg.Limits)
 	if err != nil {
 		return fmt.Errorf("start the tool server in the jail: %w", err)
 	}
+	w.trace("host_hello")
 	if hello.Dumpable {
 		return errors.New("the tool server in the jail is dumpable: the worker could take it over")
 	}
@@ -197,7 +203,15 @@ func (w *Workspace) startJail(ctx context.Context) error {
 		return fmt.Errorf("check out the base tree in the jail: exit %d (timed out %v): %s",
 			res.ExitCode, res.TimedOut, truncate(res.Output+res.LaunchError, 500))
 	}
+	w.trace("host_checkout")
 	return nil
+}
+
+// trace tells cfg.Trace that phase ended.
+func (w *Workspace) trace(phase string) {
+	if w.cfg.Trace != nil {
+		w.cfg.Trace(phase)
+	}
 }
 
 // operatorEnvMap is the operator's environment as a map.
