@@ -69,6 +69,7 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 	}
 	w.watch.stop()
 	w.stopJail()
+	w.trace("host_stopped")
 	if v := w.currentViolation(); v != nil {
 		reason, kind := v.Reason, "budget" // the contract's watchdog kind; the run ends budget_exceeded
 		fin.WatchdogViolation, fin.WatchdogViolationKind = &reason, &kind
@@ -81,9 +82,21 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		return fin, err
 	}
 	fin.DroppedGitEntries = dropped
-	if err := w.changes(ctx, &fin); err != nil {
+	w.trace("host_dropped")
+	// The tree is measured while the changes are computed: both only read.
+	var m fsops.Measurement
+	var measureErr error
+	measured := make(chan struct{})
+	go func() {
+		defer close(measured)
+		m, measureErr = w.fs.Measure(ctx, fsops.Limits{})
+	}()
+	err = w.changes(ctx, &fin)
+	<-measured
+	if err != nil {
 		return fin, err
 	}
+	w.trace("host_diffed")
 	head := w.startCommit
 	if pack != nil {
 		if err := w.importCommits(ctx, pack); err != nil {
@@ -98,9 +111,8 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 			return fin, fmt.Errorf("make the worktree's index from %s: %w", head, err)
 		}
 	}
-	m, err := w.fs.Measure(ctx, fsops.Limits{})
-	if err != nil {
-		return fin, fmt.Errorf("measure worktree %s: %w", w.worktree, err)
+	if measureErr != nil {
+		return fin, fmt.Errorf("measure worktree %s: %w", w.worktree, measureErr)
 	}
 	fin.WorktreeBytes, fin.WorktreeFiles = m.Bytes, m.Entries
 	if m.EscapingSymlinks != nil {
@@ -227,7 +239,7 @@ func (w *Workspace) changes(ctx context.Context, fin *sandbox.Finalization) erro
 	if _, err := w.git.Run(ctx, w.neutral("read-tree", w.cfg.BaseCommit)); err != nil {
 		return fmt.Errorf("rebuild the worktree's index from %s: %w", w.cfg.BaseCommit, err)
 	}
-	blobs, err := w.git.TreeBlobs(ctx, w.cfg.RepoRoot, w.cfg.BaseCommit)
+	blobs, err := w.baseBlobs(ctx)
 	if err != nil {
 		return err
 	}

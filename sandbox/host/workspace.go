@@ -58,6 +58,9 @@ type Workspace struct {
 
 	// watch measures the tree from outside while a command runs.
 	watch *sizeWatch
+	// base is the base commit's tree, read from the host repository while
+	// the worker works, for Finalize's diff.
+	base *baseTree
 
 	mu sync.Mutex
 	// walkPending is set after a command: the tool server is walking the
@@ -110,6 +113,7 @@ func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 	}
 	w.watch = newSizeWatch(w.fs, fsops.Limits{MaxBytes: cfg.Limits.MaxBytes, MaxEntries: cfg.Limits.MaxEntries}, w.breach)
 	go w.start(context.WithoutCancel(ctx))
+	w.base = readBaseTree(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit)
 	return w, nil
 }
 

@@ -37,6 +37,7 @@ func main() {
 	flag.StringVar(&fixtureDir, "fixture", "", "keep the generated repository in this directory and reuse it when it is there")
 	sandboxFlag := flag.String("sandbox", "none", "sandbox to measure: none (host) or docker")
 	flag.DurationVar(&modelDelay, "model-delay", 0, "how long the scripted model takes for each reply (e.g. 500ms)")
+	flag.BoolVar(&freshHome, "fresh-home", false, "give every run a DIRTYWORK_HOME of its own (no warm-up run)")
 	image := flag.String("image", "dirtywork-worker:dev", "worker image for -sandbox docker")
 	flag.Parse()
 	sandboxArgs = []string{"--sandbox", *sandboxFlag}
@@ -60,6 +61,9 @@ var fixtureDir string
 
 // modelDelay is how long each scripted reply takes before its first byte.
 var modelDelay time.Duration
+
+// freshHome gives each run a new DIRTYWORK_HOME.
+var freshHome bool
 
 // sample is one run's figures.
 type sample struct {
@@ -118,8 +122,20 @@ func run(files, runs int, scenarioPath, bin string) error {
 	}
 
 	var samples []sample
+	if !freshHome {
+		// One home for every run, as an operator has, warmed by a run
+		// that is not measured: what dirtywork keeps across runs (the
+		// jail's probe, python's user site) is then in place.
+		if _, err := measure(bin, repo, filepath.Join(work, "home"), script); err != nil {
+			return fmt.Errorf("warm-up run: %w", err)
+		}
+	}
 	for i := range runs {
-		s, err := measure(bin, repo, filepath.Join(work, fmt.Sprintf("home%d", i)), script)
+		home := filepath.Join(work, "home")
+		if freshHome {
+			home = filepath.Join(work, fmt.Sprintf("home%d", i))
+		}
+		s, err := measure(bin, repo, home, script)
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
