@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/dirtywork/dirtywork/gitops"
@@ -236,12 +237,37 @@ func isRepository(root *os.Root, p string, d fs.DirEntry) bool {
 // changes rebuilds the lane's index from the base and fills fin's
 // files_changed, diff_stat, untracked and patch path.
 func (w *Workspace) changes(ctx context.Context, fin *sandbox.Finalization) error {
-	if _, err := w.git.Run(ctx, w.neutral("read-tree", w.cfg.BaseCommit)); err != nil {
-		return fmt.Errorf("rebuild the worktree's index from %s: %w", w.cfg.BaseCommit, err)
+	// Three independent reads at once: git's view of the untracked files
+	// (after the index is the base's), the tree's stat since the
+	// checkout, and the base tree.
+	var (
+		wg       sync.WaitGroup
+		out      []byte
+		gitErr   error
+		now      treeStats
+		nowErr   error
+		blobs    []gitops.TreeBlob
+		blobsErr error
+	)
+	wg.Go(func() {
+		if _, gitErr = w.git.Run(ctx, w.neutral("read-tree", w.cfg.BaseCommit)); gitErr != nil {
+			gitErr = fmt.Errorf("rebuild the worktree's index from %s: %w", w.cfg.BaseCommit, gitErr)
+			return
+		}
+		if out, gitErr = w.git.Run(ctx, w.neutral("ls-files", "--others", "--exclude-standard", "-z")); gitErr != nil {
+			gitErr = fmt.Errorf("list untracked files: %w", gitErr)
+		}
+	})
+	if w.checkedOut != nil {
+		wg.Go(func() { now, nowErr = statTree(w.root) })
 	}
-	blobs, err := w.baseBlobs(ctx)
-	if err != nil {
-		return err
+	blobs, blobsErr = w.baseBlobs(ctx)
+	wg.Wait()
+	if gitErr != nil {
+		return gitErr
+	}
+	if blobsErr != nil {
+		return blobsErr
 	}
 	base := make([]export.BaseFile, len(blobs))
 	paths := make([]string, 0, len(blobs))
@@ -249,12 +275,22 @@ func (w *Workspace) changes(ctx context.Context, fin *sandbox.Finalization) erro
 		base[i] = export.BaseFile{Path: b.Path, Mode: export.BlobMode(b.Mode), Blob: b.Blob}
 		paths = append(paths, b.Path)
 	}
-	out, err := w.git.Run(ctx, w.neutral("ls-files", "--others", "--exclude-standard", "-z"))
-	if err != nil {
-		return fmt.Errorf("list untracked files: %w", err)
-	}
 	others := splitZ(out)
 	fin.Untracked = capChars(strings.Join(collapseUntracked(others, paths), "\n"))
+	if w.checkedOut != nil && nowErr == nil {
+		// Only what changed since the checkout can differ from the base:
+		// the base paths among the changed ones, and the untracked files.
+		inBase := make(map[string]bool, len(paths))
+		for _, p := range paths {
+			inBase[p] = true
+		}
+		paths = paths[:0]
+		for _, p := range changedSince(w.checkedOut, now) {
+			if inBase[p] {
+				paths = append(paths, p)
+			}
+		}
+	}
 	paths = append(paths, others...)
 
 	patchPath := filepath.Join(w.cfg.RunDir, "diff.patch")

@@ -61,6 +61,10 @@ type Workspace struct {
 	// base is the base commit's tree, read from the host repository while
 	// the worker works, for Finalize's diff.
 	base *baseTree
+	// checkedOut is the tree as the checkout left it, before the worker
+	// touched it (nil when the tree was kept: a resumed run): Finalize
+	// diffs only what changed since.
+	checkedOut treeStats
 
 	mu sync.Mutex
 	// walkPending is set after a command: the tool server is walking the
@@ -208,6 +212,13 @@ func (w *Workspace) startJail(ctx context.Context) error {
 			res.ExitCode, res.TimedOut, truncate(res.Output+res.LaunchError, 500))
 	}
 	w.trace("host_checkout")
+	if !w.cfg.KeepTree {
+		// Before any tool call: nothing of the worker's is there yet.
+		if stats, err := statTree(w.root); err == nil {
+			w.checkedOut = stats
+		}
+		w.trace("host_stat")
+	}
 	return nil
 }
 
