@@ -566,4 +566,3 @@ func setRlimits(r rlimits) error {
 	}
 	return nil
 }
-

@@ -108,8 +108,11 @@ var landlockConfigs = []landlock.Config{
 // maxLandlockABI is the highest Landlock ABI this build can enforce.
 func maxLandlockABI() int { return len(landlockConfigs) }
 
-// kernelLandlockABI is the kernel's Landlock ABI, 0 without Landlock.
-func kernelLandlockABI() int {
+// kernelLandlockABI is the kernel's Landlock ABI, 0 without Landlock;
+// tests stand in a kernel without it.
+var kernelLandlockABI = landlockABI
+
+func landlockABI() int {
 	v, err := llsys.LandlockGetABIVersion()
 	if err != nil || v < 0 {
 		return 0
@@ -154,7 +157,7 @@ func (s *setup) enforceLandlock() ([]string, error) {
 		dev = dev.WithIoctlDev()
 	}
 	rules = append(rules, dev)
-	if err := cfg.RestrictPaths(rules...); err != nil {
+	if err := cfg.Restrict(rules...); err != nil {
 		return nil, fmt.Errorf("enforce Landlock ABI %d: %w", abi, err)
 	}
 	var scopes []string

@@ -203,7 +203,8 @@ func createV2(parent, name string, l Limits) (*Group, error) {
 	}
 	for file, v := range files {
 		err := writeFile(filepath.Join(dir, file), v)
-		if err != nil && !(file == "memory.swap.max" && errors.Is(err, os.ErrNotExist)) { // no swap accounting
+		noSwap := file == "memory.swap.max" && errors.Is(err, os.ErrNotExist) // no swap accounting
+		if err != nil && !noSwap {
 			_ = g.Remove()
 			return nil, fmt.Errorf("set %s of cgroup %s: %w", file, dir, err)
 		}

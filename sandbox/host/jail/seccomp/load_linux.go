@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"unsafe"
 
-	libseccomp "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -21,41 +20,61 @@ func auditArch() (uint32, error) {
 	return 0, fmt.Errorf("seccomp profile %s has not been reviewed for %s", ProfileName, runtime.GOARCH)
 }
 
-// Offsets in struct seccomp_data.
+// Offsets in struct seccomp_data: the call's number, its architecture,
+// and the low word of argument i at offArgs+8*i (both architectures are
+// little-endian).
 const (
 	offNr   = 0
 	offArch = 4
+	offArgs = 16
 )
 
-// Program assembles the whole filter: a prologue of ours, then the
-// library's policy.
+// Program assembles the whole filter.
 //
-// The prologue kills a call of any foreign architecture outright. The
-// library would let it through: its own architecture check jumps to the
-// policy's default action, which here is allow, so 32-bit calls made
-// with int 0x80 would bypass every rule. Then calls above maxReviewed get
-// ENOSYS.
+// A call of a foreign architecture (a 32-bit call made with int 0x80 on
+// x86-64) kills the process; calls above maxReviewed, the x32 ones
+// among them (bit 30), get ENOSYS. Then each rule reloads the call's
+// number, so no condition's argument is ever compared as one.
 func Program() ([]unix.SockFilter, error) {
 	native, err := auditArch()
 	if err != nil {
 		return nil, err
 	}
-	policy := Policy(runtime.GOARCH)
-	body, err := policy.Assemble()
+	numbers, err := syscallNumbers(runtime.GOARCH)
 	if err != nil {
-		return nil, fmt.Errorf("assemble seccomp profile %s: %w", ProfileName, err)
+		return nil, err
 	}
-	prologue := []bpf.Instruction{
+	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: offArch, Size: 4},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: native, SkipTrue: 1},
-		bpf.RetConstant{Val: uint32(libseccomp.ActionKillProcess)},
+		bpf.RetConstant{Val: retKill},
 		bpf.LoadAbsolute{Off: offNr, Size: 4},
-		// x32 numbers (bit 30 set) are above maxReviewed too; the library
-		// answers them the same way.
 		bpf.JumpIf{Cond: bpf.JumpGreaterThan, Val: maxReviewed, SkipFalse: 1},
-		bpf.RetConstant{Val: uint32(errnoAction(unix.ENOSYS))},
+		bpf.RetConstant{Val: retNOSYS},
 	}
-	raw, err := bpf.Assemble(append(prologue, body...))
+	for _, r := range rules() {
+		nr, ok := numbers[r.name]
+		if !ok {
+			// A call this architecture lacks (arm64 has no mknod and no
+			// iopl) cannot be made: nothing to refuse. The tests check
+			// every name against the x86-64 table.
+			continue
+		}
+		body, err := ruleBody(r)
+		if err != nil {
+			return nil, err
+		}
+		// if nr != this call: jump over the body (a long jump, so a body
+		// of any length fits).
+		prog = append(prog,
+			bpf.LoadAbsolute{Off: offNr, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(nr), SkipTrue: 1},
+			bpf.Jump{Skip: uint32(len(body))},
+		)
+		prog = append(prog, body...)
+	}
+	prog = append(prog, bpf.RetConstant{Val: retAllow})
+	raw, err := bpf.Assemble(prog)
 	if err != nil {
 		return nil, fmt.Errorf("assemble seccomp profile %s: %w", ProfileName, err)
 	}
@@ -67,6 +86,38 @@ func Program() ([]unix.SockFilter, error) {
 		out[i] = unix.SockFilter{Code: ins.Op, Jt: ins.Jt, Jf: ins.Jf, K: ins.K}
 	}
 	return out, nil
+}
+
+// ruleBody is a rule for a call whose number matched: for each
+// conjunction, its tests (a load and a jset each; a failing one jumps past
+// the conjunction's return), then the return. An unconditional rule is the
+// return alone. When no conjunction holds, control falls through to the
+// next rule.
+func ruleBody(r rule) ([]bpf.Instruction, error) {
+	if len(r.when) == 0 {
+		return []bpf.Instruction{bpf.RetConstant{Val: r.ret}}, nil
+	}
+	var body []bpf.Instruction
+	for _, conj := range r.when {
+		n := len(conj)
+		if 2*n > 250 {
+			return nil, fmt.Errorf("seccomp rule for %s: a conjunction of %d tests is too long", r.name, n)
+		}
+		for i, c := range conj {
+			// Instructions left after this test's jset up to and including
+			// the return: the tests after it, then the return.
+			fail := uint8(2*(n-i-1) + 1)
+			test := bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: c.mask}
+			if c.set {
+				test.SkipFalse = fail
+			} else {
+				test.SkipTrue = fail
+			}
+			body = append(body, bpf.LoadAbsolute{Off: offArgs + 8*uint32(c.arg), Size: 4}, test)
+		}
+		body = append(body, bpf.RetConstant{Val: r.ret})
+	}
+	return body, nil
 }
 
 // Load installs the filter on the calling thread, which must be locked to

@@ -48,6 +48,12 @@
 // Comparisons on int arguments look at the low 32 bits only, as the kernel
 // does: a caller cannot dodge a rule by setting the high bits.
 //
+// The program is assembled here, from go-seccomp-bpf's system call tables:
+// its own assembler leaves an argument in the accumulator after a
+// condition, so the rules after a conditional one compare the system call
+// number against that argument (an AF_PACKET socket got through a socket
+// rule followed by a catch-all that way).
+//
 // Left allowed, on purpose: ptrace and process_vm_* (debuggers; the tool
 // server is non-dumpable, and the PID namespace holds nothing else of
 // value), memfd_create, landlock_* and seccomp (a program may confine
@@ -57,7 +63,7 @@ package seccomp
 import (
 	"fmt"
 
-	libseccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/unix"
 )
 
@@ -88,102 +94,117 @@ var refused = []string{
 	"swapon", "swapoff", "reboot", "acct", "quotactl", "quotactl_fd", "syslog",
 	// Obsolete or hardware calls.
 	"uselib", "nfsservctl", "sysfs", "ustat", "_sysctl", "lookup_dcookie", "vhangup",
+	// x86 only: I/O ports.
+	"iopl", "ioperm",
 }
-
-// refusedAMD64 are x86-only calls, refused with EPERM.
-var refusedAMD64 = []string{"iopl", "ioperm"}
 
 // namespaceFlags are clone's flags that make a new namespace.
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
 
-// Socket families allowed.
-var allowedFamilies = []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
+// allowedFamilies are the socket families a worker may use.
+var allowedFamilies = []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
 
 // refusedIoctls are terminal requests refused with EPERM.
-var refusedIoctls = []uint64{unix.TIOCSTI, unix.TIOCLINUX, unix.TIOCSETD}
+var refusedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX, unix.TIOCSETD}
 
-// errnoAction is a seccomp errno return with errno e.
-func errnoAction(e unix.Errno) libseccomp.Action {
-	return libseccomp.ActionErrno | libseccomp.Action(e)
+// deviceBit: S_IFCHR is 0020000 and S_IFBLK 0060000; bit 13 is set in
+// both and in no other file type mknod accepts (S_IFIFO, S_IFSOCK,
+// S_IFREG).
+const deviceBit = 0o020000
+
+// Return values.
+var (
+	retAllow = uint32(unix.SECCOMP_RET_ALLOW)
+	retEPERM = errnoRet(unix.EPERM)
+	retNOSYS = errnoRet(unix.ENOSYS)
+	retNOAF  = errnoRet(unix.EAFNOSUPPORT)
+	retKill  = uint32(unix.SECCOMP_RET_KILL_PROCESS)
+)
+
+func errnoRet(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e)&unix.SECCOMP_RET_DATA }
+
+// cond tests the low 32 bits of an argument: with set, any bit of mask is
+// set; without, none is.
+type cond struct {
+	arg  int
+	mask uint32
+	set  bool
 }
 
-// low32Equal are conditions matching when the low 32 bits of argument arg
-// equal v, whatever the high bits hold: every bit set in v is set, and
-// none of the others of the low word. The library's own Equal compares all
-// 64 bits, which a caller could dodge by setting the high ones for an
-// argument the kernel truncates to an int.
-func low32Equal(arg uint32, v uint64) []libseccomp.Condition {
-	var conds []libseccomp.Condition
+// allOf is a conjunction of conditions; an empty one always holds.
+type allOf []cond
+
+// rule gives calls to syscall name the return ret when any of when holds
+// (always, when when is empty).
+type rule struct {
+	name string
+	when []allOf
+	ret  uint32
+}
+
+// low32Equal holds when the low 32 bits of arg equal v: every bit of v is
+// set and none of the others.
+func low32Equal(arg int, v uint32) allOf {
+	var c allOf
 	for bit := range 32 {
-		if m := uint64(1) << bit; v&m != 0 {
-			conds = append(conds, libseccomp.Condition{Argument: arg, Operation: libseccomp.BitsSet, Value: m})
+		if m := uint32(1) << bit; v&m != 0 {
+			c = append(c, cond{arg: arg, mask: m, set: true})
 		}
 	}
-	return append(conds, libseccomp.Condition{Argument: arg, Operation: libseccomp.BitsNotSet, Value: ^v & 0xffffffff})
+	return append(c, cond{arg: arg, mask: ^v, set: false})
 }
 
-// bitsSet is a condition matching when any bit of m is set in argument arg.
-func bitsSet(arg uint32, m uint64) libseccomp.Condition {
-	return libseccomp.Condition{Argument: arg, Operation: libseccomp.BitsSet, Value: m}
-}
-
-// with is one syscall matched under conditions.
-func with(name string, conds ...libseccomp.Condition) libseccomp.NameWithConditions {
-	return libseccomp.NameWithConditions{Name: name, Conditions: conds}
-}
-
-// Policy is the profile as the library's policy, for arch ("" is the
-// running one): groups are tried in order, the first that matches decides,
-// and what matches none is allowed.
-func Policy(arch string) libseccomp.Policy {
-	names := append([]string(nil), refused...)
-	if arch == "amd64" {
-		names = append(names, refusedAMD64...)
+// and joins conjunctions.
+func and(cs ...allOf) allOf {
+	var out allOf
+	for _, c := range cs {
+		out = append(out, c...)
 	}
+	return out
+}
 
+// bits holds when any bit of mask is set in arg.
+func bits(arg int, mask uint32) allOf { return allOf{{arg: arg, mask: mask, set: true}} }
+
+// rules is the profile, tried in order: the first rule whose call and
+// condition match decides; a call no rule matches is allowed.
+func rules() []rule {
+	var rs []rule
+	for _, n := range refused {
+		rs = append(rs, rule{name: n, ret: retEPERM})
+	}
+	rs = append(rs,
+		rule{name: "clone3", ret: retNOSYS},
+		rule{name: "clone", when: []allOf{bits(0, namespaceFlags)}, ret: retEPERM},
+		rule{name: "mknod", when: []allOf{bits(1, deviceBit)}, ret: retEPERM},
+		rule{name: "mknodat", when: []allOf{bits(2, deviceBit)}, ret: retEPERM},
+	)
 	// Raw and packet sockets of the inet families: SOCK_RAW is 3 (bits 0
-	// and 1 of the type), SOCK_PACKET 10 (bit 3; no valid inet type has
-	// it). The type's high bits carry SOCK_NONBLOCK and SOCK_CLOEXEC.
-	var raw []libseccomp.NameWithConditions
-	for _, family := range []uint64{unix.AF_INET, unix.AF_INET6} {
+	// and 1 of the type), SOCK_PACKET 10 (bit 3, which no valid inet type
+	// has). The type's higher bits carry SOCK_NONBLOCK and SOCK_CLOEXEC.
+	var raw []allOf
+	for _, family := range []uint32{unix.AF_INET, unix.AF_INET6} {
 		fam := low32Equal(0, family)
-		raw = append(raw,
-			with("socket", append(append([]libseccomp.Condition(nil), fam...), bitsSet(1, 1), bitsSet(1, 2))...),
-			with("socket", append(append([]libseccomp.Condition(nil), fam...), bitsSet(1, 8))...),
-		)
+		raw = append(raw, and(fam, bits(1, 1), bits(1, 2)), and(fam, bits(1, 8)))
 	}
-	var families []libseccomp.NameWithConditions
-	for _, family := range allowedFamilies {
-		families = append(families, with("socket", low32Equal(0, family)...))
+	rs = append(rs, rule{name: "socket", when: raw, ret: retEPERM})
+	var families []allOf
+	for _, f := range allowedFamilies {
+		families = append(families, low32Equal(0, f))
 	}
-	families = append(families, with("socketpair", low32Equal(0, unix.AF_UNIX)...))
-
-	var ioctls []libseccomp.NameWithConditions
+	rs = append(rs,
+		rule{name: "socket", when: families, ret: retAllow},
+		rule{name: "socket", ret: retNOAF},
+		rule{name: "socketpair", when: []allOf{low32Equal(0, unix.AF_UNIX)}, ret: retAllow},
+		rule{name: "socketpair", ret: retNOAF},
+	)
+	var ioctls []allOf
 	for _, req := range refusedIoctls {
-		ioctls = append(ioctls, with("ioctl", low32Equal(1, req)...))
+		ioctls = append(ioctls, low32Equal(1, req))
 	}
-
-	// S_IFCHR is 0020000 and S_IFBLK 0060000: bit 13 is set in both and in
-	// no other file type mknod accepts (S_IFIFO, S_IFSOCK, S_IFREG).
-	const deviceBit = 0o020000
-
-	return libseccomp.Policy{
-		DefaultAction: libseccomp.ActionAllow,
-		Syscalls: []libseccomp.SyscallGroup{
-			{Action: libseccomp.ActionErrno, Names: names},
-			{Action: errnoAction(unix.ENOSYS), Names: []string{"clone3"}},
-			{Action: libseccomp.ActionErrno, NamesWithCondtions: []libseccomp.NameWithConditions{
-				with("clone", bitsSet(0, namespaceFlags)),
-				with("mknod", bitsSet(1, deviceBit)),
-				with("mknodat", bitsSet(2, deviceBit)),
-			}},
-			{Action: libseccomp.ActionErrno, NamesWithCondtions: raw},
-			{Action: libseccomp.ActionAllow, NamesWithCondtions: families},
-			{Action: errnoAction(unix.EAFNOSUPPORT), Names: []string{"socket", "socketpair"}},
-			{Action: libseccomp.ActionErrno, NamesWithCondtions: ioctls},
-		},
-	}
+	rs = append(rs, rule{name: "ioctl", when: ioctls, ret: retEPERM})
+	return rs
 }
 
 // Describe lists what the profile refuses, for messages and docs.
@@ -191,4 +212,13 @@ func Describe() string {
 	return fmt.Sprintf("%s: refuses device mknod, raw/packet and non-inet/unix/netlink sockets, bpf, perf_event_open, "+
 		"userfaultfd, io_uring, keyrings, modules, kexec, every mount call, new namespaces, setns, terminal injection, "+
 		"host clock/hostname/swap/reboot, foreign ABIs and calls above %d", ProfileName, maxReviewed)
+}
+
+// syscallNumbers is the name table of goarch.
+func syscallNumbers(goarch string) (map[string]int, error) {
+	info, err := arch.GetInfo(goarch)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp profile %s: %w", ProfileName, err)
+	}
+	return info.SyscallNames, nil
 }
