@@ -58,7 +58,10 @@ func TestCreateLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-waited:
+	case err := <-waited:
+		if err == nil {
+			t.Error("the group's process exited cleanly; Remove should have killed it")
+		}
 	case <-time.After(5 * time.Second):
 		t.Error("the group's process survived Remove")
 	}
