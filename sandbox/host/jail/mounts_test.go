@@ -3,6 +3,7 @@ package jail
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,12 +33,15 @@ func TestMountsLayout(t *testing.T) {
 	}
 	r := bash(t, cfg, strings.Join([]string{
 		"pwd", "cat .git", "cat main.go",
+		"stat -c %u .git main.go " + tool + "/bin/tool | sort -u",
 		"{ echo x > .git; } 2>/dev/null && echo wrote-gitfile",
 		"echo obj > /dirtywork/git/HEAD && echo wrote-private",
 		tool + "/bin/tool",
 		"touch " + tool + "/x 2>/dev/null && echo wrote-tool", "true",
 	}, "\n"))
-	want := "/work/tree\ngitdir: /dirtywork/git\npackage main\nwrote-private\ntool ran"
+	// Every configured mount and read-only path shows the operator's files
+	// as the program's own (git checks the owner of .git).
+	want := "/work/tree\ngitdir: /dirtywork/git\npackage main\n" + strconv.Itoa(os.Getuid()) + "\nwrote-private\ntool ran"
 	if r.err != nil || strings.TrimSpace(r.out) != want {
 		t.Errorf("got\n%s\nwant\n%s", describe(r), want)
 	}

@@ -92,7 +92,7 @@ func planRoot(cfg Config) (entries []entry, ro []string, err error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("read-only path %s: %w", p, err)
 		}
-		entries = append(entries, entry{Kind: entryBind, Target: p, Source: src, Dir: fi.IsDir(), ReadOnly: true, Recursive: true, FD: -1})
+		entries = append(entries, entry{Kind: entryBind, Target: p, Source: src, Dir: fi.IsDir(), ReadOnly: true, Recursive: true, IDMap: true, FD: -1})
 		ro = append(ro, p)
 	}
 	for _, m := range cfg.Mounts {
@@ -138,7 +138,7 @@ func planMount(m Mount) (entry, error) {
 		// A read-only bind takes the mounts beneath along, read-only too; a
 		// writable one does not, so nothing mounted inside a worktree
 		// becomes writable with it.
-		ReadOnly: m.ReadOnly, Recursive: m.ReadOnly, FD: -1,
+		ReadOnly: m.ReadOnly, Recursive: m.ReadOnly, IDMap: true, FD: -1,
 	}, nil
 }
 

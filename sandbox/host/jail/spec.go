@@ -52,11 +52,16 @@ type entry struct {
 	Source string `json:"source,omitempty"`
 	// FD indexes the descriptors passed with the spec: a detached mount
 	// the parent made; -1 when the child makes it from Source.
-	FD        int    `json:"fd"`
-	Dir       bool   `json:"dir"`
-	ReadOnly  bool   `json:"read_only"`
-	Recursive bool   `json:"recursive,omitempty"`
-	Link      string `json:"link,omitempty"`
+	FD        int  `json:"fd"`
+	Dir       bool `json:"dir"`
+	ReadOnly  bool `json:"read_only"`
+	Recursive bool `json:"recursive,omitempty"`
+	// IDMap: a root operator's bind is idmapped, so the operator's files
+	// show as the program's own (git checks the owner of a worktree and
+	// its .git). Configured mounts and read-only paths are; the system
+	// directories are not.
+	IDMap bool   `json:"idmap,omitempty"`
+	Link  string `json:"link,omitempty"`
 }
 
 // rlimits are the fallback limits, per process.

@@ -318,7 +318,8 @@ func (l *launch) sysProcAttr() *syscall.SysProcAttr {
 
 // openBinds makes the binds a root operator's parent must make: every one
 // (the child, an unprivileged uid on the host, could not reach sources in
-// root's home), writable ones idmapped through the child's user namespace.
+// root's home), configured mounts and read-only paths idmapped through the
+// child's user namespace.
 // A non-root operator's child makes its own, and nil is returned. Each
 // bind entry's FD is set to its index in the result.
 func (l *launch) openBinds(pid int, entries []entry) (fds []int, err error) {
@@ -347,12 +348,18 @@ func (l *launch) openBinds(pid int, entries []entry) (fds []int, err error) {
 			continue
 		}
 		ns := -1
-		if !e.ReadOnly {
+		if e.IDMap {
 			ns = userns
 		}
 		fd, err := openBind(e.Source, e.ReadOnly, e.Recursive, false, ns)
+		var ie *idmapError
+		if errors.As(err, &ie) && e.ReadOnly {
+			// Read-only, its files can only be read: unmapped, they show as
+			// nobody's, which changes what the program sees of their
+			// owner and nothing of what it may do.
+			fd, err = openBind(e.Source, e.ReadOnly, e.Recursive, false, -1)
+		}
 		if err != nil {
-			var ie *idmapError
 			if errors.As(err, &ie) {
 				return fds, ie
 			}
