@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -463,5 +464,42 @@ func TestEscapeKill(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestEscapeOutliveParent: when dirtywork dies (SIGKILL, no cleanup), its
+// jail dies with it.
+func TestEscapeOutliveParent(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), exe)
+	cmd.Env = append(os.Environ(), helperEnv+"=parent")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("no pid from the helper: %v", err)
+	}
+	if err := unix.Kill(pid, 0); err != nil {
+		t.Fatalf("the jail's pid 1 (%d) is not running: %v", pid, err)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait() // killed
+	deadline := time.Now().Add(5 * time.Second)
+	for unix.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the jail's pid 1 (%d) outlived its parent by 5 s", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

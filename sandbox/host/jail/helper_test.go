@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -39,6 +40,15 @@ func runHelper(name string, args []string) int {
 			err = unix.Setxattr(p, "trusted.dirtywork", []byte("x"), 0)
 			fmt.Printf("trusted:%s %s\n", p, errName(err))
 		}
+	case "parent":
+		// On the host: start a jail, say its pid, and wait to be killed.
+		j, err := Start(context.Background(), script("sleep 300"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Println(j.Pid())
+		_ = j.Wait()
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper %q\n", name)
 		return 2

@@ -26,13 +26,16 @@ var essential = map[string]bool{LayerUserNS: true, LayerRoot: true, LayerNetwork
 // probeLayers builds a jail that runs nothing, with every layer it can
 // have (a failing optional layer is recorded, not fatal), and one
 // writable mount of a temporary directory so that idmapping is tried.
-func probeLayers(ctx context.Context) Report {
+func probeLayers(ctx context.Context, dirs []string) Report {
 	order := []string{LayerUserNS, LayerRoot, LayerNetwork, LayerIDMap, LayerLandlock, LayerSeccomp, LayerPids, LayerMemory}
 	cfg := Config{AllowUnconfined: true}
 	dir, err := os.MkdirTemp("", "dirtywork-probe-")
 	if err == nil {
 		defer func() { _ = os.RemoveAll(dir) }() // an empty directory of ours
 		cfg.Mounts = []Mount{{Source: dir, Target: "/probe"}}
+	}
+	for i, d := range dirs {
+		cfg.Mounts = append(cfg.Mounts, Mount{Source: d, Target: fmt.Sprintf("/probe-%d", i)})
 	}
 	_, info, err := start(ctx, cfg, true)
 	var r Report

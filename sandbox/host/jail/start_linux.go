@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -203,7 +204,9 @@ func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err erro
 	}
 
 	limits := cgroup.Limits{Pids: int64(max(cfg.PidsLimit, 0)), Memory: max(cfg.MemoryBytes, 0)}
-	group, cgErr := cgroup.System().Create("jail-"+strconv.Itoa(os.Getpid())+"-"+randomSuffix(), limits)
+	h := cgroup.System()
+	h.Sweep(staleGroup)
+	group, cgErr := h.Create(groupPrefix+strconv.Itoa(os.Getpid())+"-"+randomSuffix(), limits)
 	mechanism := "rlimit"
 	if cgErr == nil {
 		mechanism = group.Mechanism()
@@ -442,6 +445,25 @@ func awaitReport(ctx context.Context, ctl *os.File, cmd *exec.Cmd) (*report, err
 	}
 }
 
+// groupPrefix starts the name of a jail's cgroup, followed by the pid of
+// the process that made it.
+const groupPrefix = "jail-"
+
+// staleGroup reports whether a cgroup of that name was made by a process
+// that is gone: a crashed run's, which could not remove it.
+func staleGroup(name string) bool {
+	rest, ok := strings.CutPrefix(name, groupPrefix)
+	if !ok {
+		return false
+	}
+	pidText, _, ok := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil || pid <= 0 {
+		return false
+	}
+	return errors.Is(unix.Kill(pid, 0), unix.ESRCH)
+}
+
 // randomSuffix is a short random name part.
 func randomSuffix() string {
 	var b [4]byte
@@ -509,7 +531,10 @@ func (l *launch) info(rep *report, ro []string, mechanism string, cgErr error) I
 // Probe tries every layer out on this system, by building a jail that
 // runs nothing, and reports each: for preflight (Report.Err is a refusal,
 // exit 2, unless DIRTYWORK_ALLOW_UNCONFINED=1 and no essential layer is
-// missing) and for `dirtywork doctor`.
-func Probe(ctx context.Context) Report {
-	return probeLayers(ctx)
+// missing) and for `dirtywork doctor`. Idmapped mounts depend on the file
+// system: the probe tries them on a temporary directory and on each of
+// dirs (the repository, say), which it binds into the jail that runs
+// nothing; nothing is written there.
+func Probe(ctx context.Context, dirs ...string) Report {
+	return probeLayers(ctx, dirs)
 }

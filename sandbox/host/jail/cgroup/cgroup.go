@@ -344,3 +344,28 @@ func writeFile(path, v string) error {
 	cerr := f.Close()
 	return errors.Join(werr, cerr)
 }
+
+// Sweep removes groups a crashed process left behind: those under the
+// places Create uses whose name stale accepts. Only empty groups go
+// (removing a cgroup that still holds a process fails); nothing is
+// killed.
+func (h Hierarchy) Sweep(stale func(name string) bool) {
+	var parents []string
+	if h.Privileged {
+		parents = append(parents, filepath.Join(h.Root, groupDir),
+			filepath.Join(h.Root, "pids", groupDir), filepath.Join(h.Root, "memory", groupDir))
+	} else if dir, _ := h.v2Parent(); dir != "" {
+		parents = append(parents, dir)
+	}
+	for _, parent := range parents {
+		entries, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() && stale(e.Name()) {
+				_ = os.Remove(filepath.Join(parent, e.Name())) // busy: still in use after all
+			}
+		}
+	}
+}
