@@ -59,7 +59,7 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 			h.Tmpfs["/home/worker"] != "rw,size=256m,mode=0700,uid=1000,gid=1000" {
 			t.Errorf("tmpfs %q", h.Tmpfs)
 		}
-		if h.Init == nil || !*h.Init || !c.OpenStdin || !c.StdinOnce || !c.AttachStdin || c.Tty {
+		if h.Init == nil || *h.Init || !c.OpenStdin || !c.StdinOnce || !c.AttachStdin || c.Tty {
 			t.Errorf("tether: init %v open-stdin %v stdin-once %v attach-stdin %v tty %v", h.Init, c.OpenStdin, c.StdinOnce, c.AttachStdin, c.Tty)
 		}
 		if c.User != "1000:1000" || c.WorkingDir != "" || c.Image != "sha256:abc" {
@@ -256,10 +256,12 @@ func TestOnlyServer(t *testing.T) {
 		procs []string
 		want  bool
 	}{
-		{[]string{"/sbin/docker-init -- " + server, server}, true},
-		{[]string{"/sbin/docker-init -- " + server, server, "sleep 100"}, false},
-		{[]string{"/sbin/docker-init -- " + server, "sleep 100"}, false},
-		{[]string{server, server, server}, false},
+		{[]string{server}, true},
+		{[]string{"/sbin/docker-init -- " + server, server}, false},
+		{[]string{server, "sleep 100"}, false},
+		{[]string{"sleep 100"}, false},
+		{[]string{server, server}, false},
+		{nil, false},
 	} {
 		if got := onlyServer(tc.procs); got != tc.want {
 			t.Errorf("onlyServer(%q) = %v", tc.procs, got)
