@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"fmt"
+	"context"
+	"errors"
 	"maps"
 	"os"
 	"time"
@@ -86,7 +87,7 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 	var artifacts *transcript.Artifacts
 	var finalizeError *string
 	if finErr != nil {
-		s := fmt.Sprintf("%T: %v", finErr, finErr)
+		s := finalizeErrorText(finErr)
 		finalizeError = &s
 	}
 	if fin != nil {
@@ -164,4 +165,19 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// finalizeErrorText is run.json's finalize_error for err: the contract's
+// "<ErrorType>: <msg>", where the type is one of a few fixed words (the
+// original's exception class names were no more specific) and never a Go
+// type such as *fmt.wrapError.
+func finalizeErrorText(err error) string {
+	kind := "FinalizeError"
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		kind = "TimeoutError"
+	case sandbox.IsSandbox(err):
+		kind = "SandboxError"
+	}
+	return kind + ": " + err.Error()
 }
