@@ -18,9 +18,9 @@ const (
 	defaultCPUs       = 2.0
 	defaultTmpSize    = "1g"
 	defaultGitdirSize = "512m"
-	// pidsLimit and homeSize have no flag.
-	pidsLimit = 512
-	homeSize  = "256m"
+	defaultPidsLimit  = 512
+	// homeSize has no flag.
+	homeSize = "256m"
 )
 
 // pathEnvValue is PATH_ENV (C-4) without its name.
@@ -34,11 +34,18 @@ type limits struct {
 	Memory, TmpSize, GitdirSize string
 	MemoryBytes                 int64
 	CPUs                        float64
+	PidsLimit                   int64
 }
 
 // limitsOf checks and defaults cfg's container limits.
 func limitsOf(cfg WorkspaceConfig) (limits, error) {
-	l := limits{Memory: cfg.Memory, TmpSize: cfg.TmpSize, GitdirSize: cfg.GitdirSize, CPUs: cfg.CPUs}
+	l := limits{Memory: cfg.Memory, TmpSize: cfg.TmpSize, GitdirSize: cfg.GitdirSize, CPUs: cfg.CPUs, PidsLimit: int64(cfg.PidsLimit)}
+	switch {
+	case l.PidsLimit == 0:
+		l.PidsLimit = defaultPidsLimit
+	case l.PidsLimit < 0:
+		return limits{}, fmt.Errorf("%w: pids limit %d", errBadLimit, l.PidsLimit)
+	}
 	if l.Memory == "" {
 		l.Memory = defaultMemory
 	}
@@ -116,7 +123,7 @@ func workerSpec(n objectNames, imageID string, labels map[string]string, l limit
 		network = "bridge"
 	}
 	noInit := false
-	pids := int64(pidsLimit)
+	pids := l.PidsLimit
 	cfg := &container.Config{
 		Image:        imageID,
 		User:         userSpec(),
