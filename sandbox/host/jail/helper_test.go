@@ -42,7 +42,8 @@ func runHelper(name string, args []string) int {
 		}
 	case "parent":
 		// On the host: start a jail, say its pid, and wait to be killed.
-		j, err := Start(context.Background(), script("sleep 300"))
+		// A helper process has no test context; it lives until killed.
+		j, err := Start(context.TODO(), script("sleep 300"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
