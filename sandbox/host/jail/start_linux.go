@@ -354,7 +354,7 @@ func (l *launch) openBinds(pid int, entries []entry) (fds []int, err error) {
 		if e.IDMap {
 			ns = userns
 		}
-		fd, err := openBind(e.Source, e.ReadOnly, e.Recursive, false, ns)
+		fd, err := parentBind(e.Source, e.ReadOnly, e.Recursive, false, ns)
 		var ie *idmapError
 		if errors.As(err, &ie) && e.ReadOnly {
 			// Read-only, its files can only be read: unmapped, they show as
@@ -373,6 +373,10 @@ func (l *launch) openBinds(pid int, entries []entry) (fds []int, err error) {
 	}
 	return fds, nil
 }
+
+// parentBind is openBind in the parent; tests stand in a file system that
+// cannot be idmapped.
+var parentBind = openBind
 
 // sendSpec sends the spec, with the descriptors, over the control socket.
 func sendSpec(sock int, sp spec, fds []int) error {
