@@ -24,7 +24,7 @@ import (
 // jail's hostname, and a root operator's program is an unprivileged uid on
 // the host.
 func TestEscapeIdentity(t *testing.T) {
-	r := bash(t, Config{Hostname: "jailhost"}, `echo pid $$; hostname; grep -E '^(Cap[A-Za-z]+|NoNewPrivs|Seccomp):' /proc/self/status; `+
+	r := bash(t, Config{Hostname: "jailhost"}, `echo pid $$ > /dev/stdout; hostname > /proc/self/fd/1; echo > /dev/stderr; grep -E '^(Cap[A-Za-z]+|NoNewPrivs|Seccomp):' /proc/self/status; `+
 		`tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; id -u; id -G; ls /sys | wc -l`)
 	if r.err != nil {
 		t.Fatal(describe(r))
