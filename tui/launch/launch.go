@@ -439,3 +439,6 @@ func (m Model) ShortHelp() []key.Binding {
 
 // FullHelp is the form's part of the full help.
 func (m Model) FullHelp() [][]key.Binding { return [][]key.Binding{m.ShortHelp()} }
+
+// Focus focuses the current field again (its cursor starts blinking).
+func (m *Model) Focus() tea.Cmd { return m.focusField(m.focus) }

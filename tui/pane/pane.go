@@ -66,15 +66,25 @@ func Lines(s *theme.Styles, it runinfo.Item, w, h int, now time.Time, index int)
 		title += sep + s.Bold.Render(repo)
 	}
 	title += sep + it.Task()
-	meta := []string{it.Model(), it.Sandbox(), "turn " + it.Turns(), it.Tokens() + " tok", it.Elapsed(now), "ctx " + it.Fill()}
-	metaLine := s.Muted.Render(strings.Join(nonEmpty(meta), " "+theme.GlyphSep+" "))
-	activity := it.Activity(now)
-	lines := []string{fit.Line(title, w), fit.Line(metaLine, w), fit.Line(s.Info.Render(activity), w)}
+	join := func(vals ...string) string {
+		return s.Muted.Render(strings.Join(nonEmpty(vals), " "+theme.GlyphSep+" "))
+	}
+	activity := s.Info.Render(it.Activity(now))
+	counts := []string{"turn " + it.Turns(), it.Tokens() + " tok", "ctx " + it.Fill()}
+	where := []string{it.Elapsed(now), it.Sandbox(), it.Model()}
+	var lines []string
+	tailH := 0
+	if h >= 8 {
+		lines = []string{fit.Line(title, w), fit.Line(join(counts...), w), fit.Line(join(where...), w), fit.Line(activity, w)}
+		tailH = h - len(lines) - 1
+		lines = append(lines, s.Muted.Render(strings.Repeat("─", w)))
+	} else {
+		lines = []string{fit.Line(title, w), fit.Line(join(append(counts, where...)...), w), fit.Line(activity, w)}
+		tailH = h - len(lines)
+	}
 	if h <= len(lines) {
 		return lines[:max(0, h)]
 	}
-	tailH := h - len(lines) - 1
-	lines = append(lines, s.Muted.Render(strings.Repeat("─", w)))
 	if it.State == nil {
 		if tailH > 0 {
 			lines = append(lines, s.Muted.Render(fit.Line("transcript not followed", w)))
