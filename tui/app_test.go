@@ -123,8 +123,10 @@ func TestNotificationsOff(t *testing.T) {
 
 func TestRunsStartedElsewhereAppear(t *testing.T) {
 	h := newSample(t, 120, 40)
-	h.change(backend.Run{Slug: "orchestrated-0200", Transcript: "/r/o/transcript.jsonl", Repo: "/src/api", Task: "from an orchestrator",
-		Status: backend.StatusRunning, Alive: true, Started: t0, Turns: -1})
+	h.change(backend.Run{
+		Slug: "orchestrated-0200", Transcript: "/r/o/transcript.jsonl", Repo: "/src/api", Task: "from an orchestrator",
+		Status: backend.StatusRunning, Alive: true, Started: t0, Turns: -1,
+	})
 	h.contains("from an orchestrator")
 	if !slices.Contains(h.feed.follows, "orchestrated-0200") {
 		t.Fatal("a run started elsewhere is not followed")

@@ -223,31 +223,47 @@ func sampleRuns() []backend.Run {
 	pass := true
 	secs := 42.5
 	return []backend.Run{
-		{Slug: "fix-total-0101", Transcript: "/r/fix-total-0101/transcript.jsonl", Repo: "/src/shop", Task: "total() returns only the tax; fix it",
-			Model: "qwen/qwen3-coder", Sandbox: "docker", Status: backend.StatusRunning, Alive: true, Started: t0.Add(-3 * time.Minute), Turns: -1},
-		{Slug: "add-export-0102", Transcript: "/r/add-export-0102/transcript.jsonl", Repo: "/src/cli", Task: "make export accept --json",
-			Model: "qwen/qwen3-coder", Sandbox: "none", Status: backend.StatusRunning, Alive: true, Started: t0.Add(-90 * time.Second), Turns: -1},
-		{Slug: "rename-api-0103", Transcript: "/r/rename-api-0103/transcript.jsonl", Repo: "/src/shop", Task: "rename Invoice.sum to Invoice.total",
+		{
+			Slug: "fix-total-0101", Transcript: "/r/fix-total-0101/transcript.jsonl", Repo: "/src/shop", Task: "total() returns only the tax; fix it",
+			Model: "qwen/qwen3-coder", Sandbox: "docker", Status: backend.StatusRunning, Alive: true, Started: t0.Add(-3 * time.Minute), Turns: -1,
+		},
+		{
+			Slug: "add-export-0102", Transcript: "/r/add-export-0102/transcript.jsonl", Repo: "/src/cli", Task: "make export accept --json",
+			Model: "qwen/qwen3-coder", Sandbox: "none", Status: backend.StatusRunning, Alive: true, Started: t0.Add(-90 * time.Second), Turns: -1,
+		},
+		{
+			Slug: "rename-api-0103", Transcript: "/r/rename-api-0103/transcript.jsonl", Repo: "/src/shop", Task: "rename Invoice.sum to Invoice.total",
 			Model: "devstral", Sandbox: "docker", Status: backend.StatusCompleted, Started: t0.Add(-20 * time.Minute), Ended: t0.Add(-15 * time.Minute),
-			Turns: 9, Usage: backend.Usage{PromptTokens: 40000, CompletionTokens: 2100}, VerifyPassed: &pass, Worktree: "/src/shop/.worktrees/dw-rename-api-0103"},
-		{Slug: "docs-typo-0104", Transcript: "/r/docs-typo-0104/transcript.jsonl", Repo: "/src/docs", Task: "fix the typos in README",
-			Model: "devstral", Sandbox: "docker", Status: backend.StatusMaxTurns, Started: t0.Add(-40 * time.Minute), Ended: t0.Add(-30 * time.Minute), Turns: 40},
-		{Slug: "old-accepted-0001", Transcript: "/r/old-accepted-0001/transcript.jsonl", Repo: "/src/shop", Task: "add a CHANGELOG",
+			Turns: 9, Usage: backend.Usage{PromptTokens: 40000, CompletionTokens: 2100}, VerifyPassed: &pass, Worktree: "/src/shop/.worktrees/dw-rename-api-0103",
+		},
+		{
+			Slug: "docs-typo-0104", Transcript: "/r/docs-typo-0104/transcript.jsonl", Repo: "/src/docs", Task: "fix the typos in README",
+			Model: "devstral", Sandbox: "docker", Status: backend.StatusMaxTurns, Started: t0.Add(-40 * time.Minute), Ended: t0.Add(-30 * time.Minute), Turns: 40,
+		},
+		{
+			Slug: "old-accepted-0001", Transcript: "/r/old-accepted-0001/transcript.jsonl", Repo: "/src/shop", Task: "add a CHANGELOG",
 			Model: "qwen/qwen3-coder", Sandbox: "docker", Status: backend.StatusCompleted, Started: t0.Add(-48 * time.Hour), Ended: t0.Add(-47 * time.Hour),
-			Turns: 5, Verdict: "accept", ReviewSeconds: &secs},
-		{Slug: "crashed-0099", Transcript: "/r/crashed-0099/transcript.jsonl", Repo: "/src/cli", Task: "speed up the parser",
-			Model: "devstral", Sandbox: "none", Status: backend.StatusRunning, Alive: false, Started: t0.Add(-5 * time.Hour), Turns: -1},
+			Turns: 5, Verdict: "accept", ReviewSeconds: &secs,
+		},
+		{
+			Slug: "crashed-0099", Transcript: "/r/crashed-0099/transcript.jsonl", Repo: "/src/cli", Task: "speed up the parser",
+			Model: "devstral", Sandbox: "none", Status: backend.StatusRunning, Alive: false, Started: t0.Add(-5 * time.Hour), Turns: -1,
+		},
 	}
 }
 
 // liveEntries is a short live transcript.
 func liveEntries(task string) []live.Entry {
 	return []live.Entry{
-		{Kind: live.KindRunStart, Line: 1, TS: t0.Add(-3 * time.Minute), Text: task,
-			Start: &live.Start{Task: task, Model: "qwen/qwen3-coder", Repo: "/src/shop", Sandbox: "docker", MaxTurns: 40, ContextWindow: 32768}},
+		{
+			Kind: live.KindRunStart, Line: 1, TS: t0.Add(-3 * time.Minute), Text: task,
+			Start: &live.Start{Task: task, Model: "qwen/qwen3-coder", Repo: "/src/shop", Sandbox: "docker", MaxTurns: 40, ContextWindow: 32768},
+		},
 		{Kind: live.KindModelRequest, Line: 2, TS: t0.Add(-170 * time.Second), Turn: 1, EstPrompt: 1200},
-		{Kind: live.KindAssistant, Line: 3, TS: t0.Add(-160 * time.Second), Text: "Let me look around first.",
-			Calls: []live.Call{{Name: "list_dir", Args: `{"path":"."}`}}, Usage: transcript.Usage{PromptTokens: 1300, CompletionTokens: 40}},
+		{
+			Kind: live.KindAssistant, Line: 3, TS: t0.Add(-160 * time.Second), Text: "Let me look around first.",
+			Calls: []live.Call{{Name: "list_dir", Args: `{"path":"."}`}}, Usage: transcript.Usage{PromptTokens: 1300, CompletionTokens: 40},
+		},
 		{Kind: live.KindToolResult, Line: 4, TS: t0.Add(-159 * time.Second), Tool: "list_dir", Args: `{"path":"."}`, Text: "invoice.py\ntest_invoice.py"},
 		{Kind: live.KindModelRequest, Line: 5, TS: t0.Add(-12 * time.Second), Turn: 2, EstPrompt: 14000},
 	}

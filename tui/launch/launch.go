@@ -6,6 +6,7 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -157,6 +158,7 @@ func New(s *theme.Styles, k *keys.Form, d Defaults) Model {
 		km.NextSuggestion.Unbind()
 		km.PrevSuggestion.Unbind()
 		ti.KeyMap = km
+		ti.SetStyles(s.Input)
 		return ti
 	}
 	m := Model{styles: s, keys: k, baseURL: d.BaseURL, extra: d.ExtraArgs}
@@ -171,6 +173,7 @@ func New(s *theme.Styles, k *keys.Form, d Defaults) Model {
 	m.maxTurns = mk("40", strconv.Itoa(turns))
 	m.verify = mk("command that must pass (optional)", d.Verify)
 	m.task = textarea.New()
+	m.task.SetStyles(s.Area)
 	m.task.Placeholder = "what the worker should do"
 	m.task.ShowLineNumbers = false
 	m.task.SetHeight(3)
@@ -188,7 +191,8 @@ func New(s *theme.Styles, k *keys.Form, d Defaults) Model {
 // the same values).
 func (m *Model) SetRefusal(err error) {
 	m.refusal = nil
-	if r, ok := err.(*backend.RefusedError); ok {
+	var r *backend.RefusedError
+	if errors.As(err, &r) {
 		m.refusal = append(m.refusal, "refused: "+termsafe.Line(r.Msg))
 		if r.Hint != "" {
 			m.refusal = append(m.refusal, "hint: "+termsafe.Line(r.Hint))
@@ -222,8 +226,8 @@ func (m *Model) SetSize(w, h int) {
 	m.task.SetWidth(iw)
 }
 
-func (m Model) boxWidth() int  { return max(30, min(m.width-2, 90)) }
-func (m Model) inputWidth() int { return max(10, m.boxWidth()-4-12) }
+func (m Model) boxWidth() int   { return max(30, min(m.width-2, 90)) }
+func (m Model) inputWidth() int { return max(10, m.boxWidth()-4-14) }
 
 // Focused is the focused field's name.
 func (m Model) Focused() string { return fieldNames[m.focus] }
@@ -320,9 +324,9 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m.forward(k)
 	case k.String() == "tab" && m.focus == fieldModel && m.hasSuggestion(m.model):
 		return m.forward(k)
-	case key.Matches(k, kb.Next) && !(m.focus == fieldTask && k.String() == "down"):
+	case key.Matches(k, kb.Next) && (m.focus != fieldTask || k.String() != "down"):
 		return m, m.focusField(m.focus + 1)
-	case key.Matches(k, kb.Prev) && !(m.focus == fieldTask && k.String() == "up"):
+	case key.Matches(k, kb.Prev) && (m.focus != fieldTask || k.String() != "up"):
 		return m, m.focusField(m.focus - 1)
 	case key.Matches(k, kb.Cycle):
 		switch m.focus {

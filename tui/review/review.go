@@ -99,13 +99,6 @@ const (
 	modalBusy
 )
 
-type focusArea int
-
-const (
-	focusFiles focusArea = iota
-	focusDiff
-)
-
 // Model is the review screen of one run.
 type Model struct {
 	styles   *theme.Styles
@@ -146,6 +139,7 @@ func New(s *theme.Styles, km *keys.Map, store backend.Store, launcher backend.La
 	ta.Placeholder = "What should the next run do differently?"
 	ta.ShowLineNumbers = false
 	ta.CharLimit = 64000
+	ta.SetStyles(s.Area)
 	m := Model{
 		styles: s, keys: &km.Review, confirm: &km.Confirm, form: &km.Form,
 		store: store, launcher: launcher, hl: highlight.New(s.ChromaStyle), now: now,
@@ -567,8 +561,10 @@ func (m Model) rejectFeedbackCmd(feedback string, secs float64) tea.Cmd {
 		if err != nil {
 			return DoneMsg{Slug: slug, Action: "reject with feedback", Err: fmt.Errorf("verdict recorded, but the resume did not start: %w", err)}
 		}
-		return DoneMsg{Slug: slug, Action: "reject with feedback", Resumed: &l,
-			Outcome: backend.Outcome{Message: "rejected; resumed as " + l.Slug}}
+		return DoneMsg{
+			Slug: slug, Action: "reject with feedback", Resumed: &l,
+			Outcome: backend.Outcome{Message: "rejected; resumed as " + l.Slug},
+		}
 	}
 }
 

@@ -176,7 +176,7 @@ func (m Model) fileList(w, h int) []string {
 		if i == m.file {
 			cur = theme.GlyphCursor + " "
 		}
-		nameW := max(1, w-len(cur)-2-cw-1)
+		nameW := max(1, w-2-2-cw-1)
 		row := cur + box + " " + fit.Line(truncLeft(name, nameW), nameW) + " " + counts
 		if i == m.file {
 			row = s.Selected.Render(fit.Line(cur+box+" "+fit.Line(truncLeft(name, nameW), nameW)+" "+plainCounts(f), w))

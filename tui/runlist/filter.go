@@ -3,8 +3,8 @@ package runlist
 import (
 	"strings"
 
-	"github.com/dirtywork/dirtywork/tui/runinfo"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dirtywork/dirtywork/tui/runinfo"
 )
 
 // query is a parsed filter: field terms (repo:, model:, status:) and free

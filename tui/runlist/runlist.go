@@ -52,6 +52,7 @@ func New(s *theme.Styles, k *keys.Runs) Model {
 	ti.Prompt = "/"
 	ti.Placeholder = "repo:, model:, status: or any text"
 	ti.CharLimit = 200
+	ti.SetStyles(s.Input)
 	return Model{styles: s, keys: k, filter: ti}
 }
 

@@ -186,8 +186,15 @@ var columns = []struct {
 	title string
 	width int
 }{
-	{"runs", 6}, {"done%", 6}, {"accept", 7}, {"reject", 7}, {"cleanup", 8}, {"acc%", 5},
-	{"review s", 9}, {"turns", 6}, {"tokens", 8},
+	{"runs", 6},
+	{"done%", 6},
+	{"accept", 7},
+	{"reject", 7},
+	{"cleanup", 8},
+	{"acc%", 5},
+	{"review s", 9},
+	{"turns", 6},
+	{"tokens", 8},
 }
 
 func pct(x float64) string {

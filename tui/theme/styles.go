@@ -4,6 +4,8 @@ import (
 	"image/color"
 
 	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/textarea"
+	"charm.land/bubbles/v2/textinput"
 	"charm.land/lipgloss/v2"
 )
 
@@ -52,6 +54,9 @@ type Styles struct {
 
 	// Help styles the help bar and the full help.
 	Help help.Styles
+	// Input and Area style text inputs and text areas.
+	Input textinput.Styles
+	Area  textarea.Styles
 
 	// ChromaStyle names the chroma style for syntax colour; empty means
 	// no syntax colour (NO_COLOR).
@@ -100,6 +105,8 @@ func New(mode Mode) *Styles {
 	s.Help = help.DefaultStyles(mode == Dark)
 	s.Help.ShortKey = fg(p.Primary)
 	s.Help.FullKey = fg(p.Primary)
+	s.Input = textinput.DefaultStyles(mode == Dark)
+	s.Area = textarea.DefaultStyles(mode == Dark)
 	return s
 }
 
@@ -142,5 +149,14 @@ func noColor() *Styles {
 		FullDesc:       plain,
 		FullSeparator:  plain.Faint(true),
 	}
+	in := textinput.StyleState{Text: plain, Placeholder: plain.Faint(true), Suggestion: plain.Faint(true), Prompt: plain.Bold(true)}
+	s.Input = textinput.DefaultStyles(true)
+	s.Input.Focused, s.Input.Blurred = in, in
+	s.Input.Cursor.Color = nil
+	area := textarea.StyleState{Base: plain, Text: plain, LineNumber: plain.Faint(true), CursorLineNumber: plain,
+		CursorLine: plain, EndOfBuffer: plain.Faint(true), Placeholder: plain.Faint(true), Prompt: plain, Selection: plain.Reverse(true)}
+	s.Area = textarea.DefaultStyles(true)
+	s.Area.Focused, s.Area.Blurred = area, area
+	s.Area.Cursor.Color = nil
 	return s
 }

@@ -48,6 +48,7 @@ func New(s *theme.Styles, k *keys.Transcript, slug string, state *live.State) Mo
 	ti := textinput.New()
 	ti.Prompt = "/"
 	ti.Placeholder = "search the transcript"
+	ti.SetStyles(s.Input)
 	m := Model{styles: s, keys: k, slug: slug, state: state, follow: true, search: ti}
 	m.Sync()
 	return m
