@@ -153,8 +153,10 @@ func noColor() *Styles {
 	s.Input = textinput.DefaultStyles(true)
 	s.Input.Focused, s.Input.Blurred = in, in
 	s.Input.Cursor.Color = nil
-	area := textarea.StyleState{Base: plain, Text: plain, LineNumber: plain.Faint(true), CursorLineNumber: plain,
-		CursorLine: plain, EndOfBuffer: plain.Faint(true), Placeholder: plain.Faint(true), Prompt: plain, Selection: plain.Reverse(true)}
+	area := textarea.StyleState{
+		Base: plain, Text: plain, LineNumber: plain.Faint(true), CursorLineNumber: plain,
+		CursorLine: plain, EndOfBuffer: plain.Faint(true), Placeholder: plain.Faint(true), Prompt: plain, Selection: plain.Reverse(true),
+	}
 	s.Area = textarea.DefaultStyles(true)
 	s.Area.Focused, s.Area.Blurred = area, area
 	s.Area.Cursor.Color = nil
