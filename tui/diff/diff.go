@@ -137,12 +137,12 @@ func (f *File) meta(raw string) {
 	f.Lines = append(f.Lines, Line{Kind: Meta, Text: raw})
 	switch {
 	case strings.HasPrefix(raw, "--- "):
-		if p := headerPath(strings.TrimPrefix(raw, "--- ")); p != "" {
-			f.OldPath = p
-		}
+		f.OldPath = headerPath(strings.TrimPrefix(raw, "--- ")) // "" for /dev/null
 	case strings.HasPrefix(raw, "+++ "):
 		if p := headerPath(strings.TrimPrefix(raw, "+++ ")); p != "" {
 			f.Path = p
+		} else {
+			f.Path = f.OldPath // a deletion is named by its old path
 		}
 	case strings.HasPrefix(raw, "new file mode"):
 		f.Status = "added"

@@ -133,9 +133,8 @@ func Compact(s *theme.Styles, e live.Entry, w int) []string {
 				lines[i] = s.Text.Render(prefix(i, theme.GlyphSay) + lines[i])
 			}
 		}
-		for _, c := range e.Calls {
-			lines = append(lines, fit.Line(s.Muted.Render("  → "+termsafe.Line(live.Summary(c.Name, c.Args))), w))
-		}
+		// The calls show as their results arrive (and as the activity
+		// line meanwhile), so they are not repeated here.
 		return lines
 	case live.KindToolResult:
 		outcome := live.Outcome(e)
@@ -146,7 +145,7 @@ func Compact(s *theme.Styles, e live.Entry, w int) []string {
 		head := theme.GlyphTool + " " + termsafe.Line(live.Summary(e.Tool, e.Args)) + " " + st.Render("["+outcome+"]")
 		lines := []string{fit.Line(head, w)}
 		if first := live.FirstLine(e.Text); first != "" && e.Tool != "finish" {
-			lines = append(lines, fit.Line(s.Muted.Render("  "+termsafe.Line(first)), w))
+			lines = append(lines, fit.Line(s.Muted.Render("  "+OneLine(first)), w))
 		}
 		return lines
 	case live.KindGuardrail:
@@ -174,6 +173,9 @@ func Compact(s *theme.Styles, e live.Entry, w int) []string {
 	}
 	return nil
 }
+
+// OneLine is worker text for one line: terminal-safe, tabs as spaces.
+func OneLine(s string) string { return termsafe.Line(fit.Tabs(s)) }
 
 func prefix(i int, g string) string {
 	if i == 0 {
