@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"fmt"
+	"context"
+	"errors"
 	"maps"
 	"os"
 	"time"
@@ -86,18 +87,12 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 	var artifacts *transcript.Artifacts
 	var finalizeError *string
 	if finErr != nil {
-		s := fmt.Sprintf("%T: %v", finErr, finErr)
+		s := finalizeErrorText(finErr)
 		finalizeError = &s
 	}
 	if fin != nil {
-		artifacts = &transcript.Artifacts{
-			DiffStat: fin.DiffStat, Untracked: fin.Untracked, FilesChanged: fin.FilesChanged,
-			FilesChangedTruncated: fin.FilesChangedTruncated, PatchPath: fin.PatchPath,
-			WorktreeBytes: fin.WorktreeBytes, WorktreeFiles: int(fin.WorktreeFiles),
-			EscapingSymlinks: fin.EscapingSymlinks, DroppedGitEntries: fin.DroppedGitEntries,
-			ExportStatus: fin.ExportStatus, WatchdogViolation: fin.WatchdogViolation,
-			WatchdogViolationKind: fin.WatchdogViolationKind,
-		}
+		a := *fin
+		artifacts = &a
 	}
 	prefixReuse := out.PrefixReuse
 	end := transcript.RunEnd{
@@ -150,18 +145,26 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 
 // exportFields are the run.json fields a finalize (or `runs export`)
 // sets from what it found.
-func exportFields(fin *sandbox.Finalization) transcript.Record {
-	return transcript.Record{
-		"diff_stat": fin.DiffStat, "export_status": fin.ExportStatus, "patch_path": fin.PatchPath,
-		"worktree_bytes": fin.WorktreeBytes, "worktree_files": fin.WorktreeFiles,
-		"escaping_symlinks": nonNil(fin.EscapingSymlinks), "dropped_git_entries": nonNil(fin.DroppedGitEntries),
-		"files_changed": nonNil(fin.FilesChanged), "files_changed_truncated": fin.FilesChangedTruncated,
-	}
-}
+func exportFields(fin *sandbox.Finalization) transcript.Record { return fin.RecordFields() }
 
 func nonNil(s []string) []string {
 	if s == nil {
 		return []string{}
 	}
 	return s
+}
+
+// finalizeErrorText is run.json's finalize_error for err: the contract's
+// "<ErrorType>: <msg>", where the type is one of a few fixed words (the
+// original's exception class names were no more specific) and never a Go
+// type such as *fmt.wrapError.
+func finalizeErrorText(err error) string {
+	kind := "FinalizeError"
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		kind = "TimeoutError"
+	case sandbox.IsSandbox(err):
+		kind = "SandboxError"
+	}
+	return kind + ": " + err.Error()
 }

@@ -44,10 +44,6 @@ func TestVersion(t *testing.T) {
 func TestNotLandedCommandsRefuse(t *testing.T) {
 	for _, args := range [][]string{
 		{"resume", "x"},
-		{"runs", "list"},
-		{"runs", "show", "x"},
-		{"runs", "clean"},
-		{"runs", "verdict", "x"},
 		{"bench"},
 		{"tui"},
 	} {
