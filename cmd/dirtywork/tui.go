@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,16 +11,16 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/tui"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/keys"
 	"github.com/dirtywork/dirtywork/tui/launch"
 	"github.com/dirtywork/dirtywork/tui/launcher"
-	"github.com/dirtywork/dirtywork/tui/localstore"
+	"github.com/dirtywork/dirtywork/tui/runsstore"
 )
 
 // tuiFlags are `dirtywork tui`'s flags; each overrides the config file's
@@ -112,7 +111,7 @@ func loadTUIConfig(path string) (tuiConfig, error) {
 		return cfg, fmt.Errorf("%s: [tui]: %w", path, err)
 	}
 	for _, k := range md.Undecoded() {
-		if len(k) >= 2 && k[0] == "tui" && !(len(k) >= 3 && k[1] == "keys") {
+		if len(k) >= 2 && k[0] == "tui" && (len(k) < 3 || k[1] != "keys") {
 			return cfg, fmt.Errorf("%s:%d: unknown setting 'tui.%s' (known: notifications, max_parallel, theme, keys)",
 				path, keyLine(data, k[len(k)-1]), strings.Join(k[1:], "."))
 		}
@@ -194,7 +193,7 @@ func tuiOptions(c *cobra.Command, f tuiFlags) (tui.Options, error) {
 	if err != nil {
 		return tui.Options{}, usageErrorf("%s: %v", path, err)
 	}
-	var notifyVal any = cfg.Notifications
+	notifyVal := cfg.Notifications
 	if f.notify != "" {
 		notifyVal = f.notify
 	}
@@ -254,7 +253,7 @@ func tuiOptions(c *cobra.Command, f tuiFlags) (tui.Options, error) {
 		logPath = filepath.Join(filepath.Dir(root), "tui.log")
 	}
 	return tui.Options{
-		Store:       localstore.New(root),
+		Store:       runsstore.New(runs.Open(root)),
 		Launcher:    &launcher.Launcher{APIKey: os.Getenv("DIRTYWORK_API_KEY"), LogDir: filepath.Dir(root)},
 		Keys:        km,
 		Color:       color,
@@ -302,12 +301,6 @@ func fileLogger(path string) func(string, ...any) {
 	}
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(f.Fd())
-}
-
 // runTUI runs mission control on the command's streams.
 func runTUI(ctx context.Context, io *streams, opts tui.Options) error {
 	if !isTerminal(io.out) {
@@ -320,4 +313,4 @@ func runTUI(ctx context.Context, io *streams, opts tui.Options) error {
 	return nil
 }
 
-var _ backend.Store = (*localstore.Store)(nil)
+var _ backend.Store = (*runsstore.Store)(nil)

@@ -50,7 +50,7 @@ theme = "light"
 
 func TestTUIConfigErrors(t *testing.T) {
 	for name, text := range map[string]string{
-		"unknown setting": "[tui]\nmax_paralel = 2\n",
+		"unknown setting": "[tui]\nmax_runs = 2\n",
 		"bad syntax":      "[tui\n",
 		"bad type":        "[tui]\nmax_parallel = \"four\"\n",
 	} {

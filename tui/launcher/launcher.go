@@ -178,7 +178,7 @@ func refusal(path string, waitErr error) error {
 	if errors.As(waitErr, &ee) {
 		return fmt.Errorf("dirtywork run exited %d without a message (see %s)", ee.ExitCode(), path)
 	}
-	return fmt.Errorf("dirtywork run ended before it started: %v (see %s)", waitErr, path)
+	return fmt.Errorf("dirtywork run ended before it started: %w (see %s)", waitErr, path)
 }
 
 // Models lists the server's models with go-openai.
