@@ -266,3 +266,151 @@ func TestE2EDemoCockpit(t *testing.T) {
 	p.keys("q")
 	p.waitText("[exited 0]", 20*time.Second)
 }
+
+// headlessRun makes one real finished run under home (the demo's task, in
+// host mode) and returns its stdout object.
+func headlessRun(t *testing.T, tmp, home string) map[string]any {
+	t.Helper()
+	out, errOut, code, err := runCLIProcess(t, "", []string{"TMPDIR=" + tmp, "DIRTYWORK_HOME=" + home}, "demo", "--headless")
+	if err != nil || code != 0 {
+		t.Fatalf("demo --headless: exit %d %v\n%s", code, err, errOut)
+	}
+	var payload map[string]any
+	if err := json.Unmarshal([]byte(out), &payload); err != nil {
+		t.Fatal(err)
+	}
+	return payload
+}
+
+const hostileText = "pwned\x1b]52;c;cHduZWQ=\x07 \x1b]0;pwned-title\x07 \x1b]8;;http://evil.invalid\x07link\x1b]8;;\x07 \x1b[2J\x1b[H \u009b31m bell\x07 \r\x1b[1A \u202eevil"
+
+// TestE2EHostileTranscriptRendersInert: a transcript full of escape
+// sequences changes neither the title nor the clipboard, and shows them.
+func TestE2EHostileTranscriptRendersInert(t *testing.T) {
+	tmp := t.TempDir()
+	home := filepath.Join(tmp, "home")
+	payload := headlessRun(t, tmp, home)
+	// Make the run's transcript hostile: the model's text and a tool's
+	// output, as a worker could write them.
+	tr := payload["transcript"].(string)
+	f, err := os.OpenFile(tr, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []map[string]any{
+		{"ts": "2026-11-30T07:38:12.123456+00:00", "event": "assistant", "text": hostileText, "tool_calls": []any{map[string]any{"name": "bash", "arguments": `{"command":"` + strings.ReplaceAll(hostileText, `"`, "") + `"}`}}},
+		{"ts": "2026-11-30T07:38:13.123456+00:00", "event": "tool_result", "tool": "bash", "args": "{}", "result": hostileText},
+	} {
+		line, _ := json.Marshal(ev)
+		if _, err := f.Write(append(line, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := startTUI(t, 140, 40, []string{"DIRTYWORK_HOME=" + home}, "tui", "--notify", "none")
+	p.waitText("needs review (1)", 20*time.Second)
+	p.waitText("␛]52", 20*time.Second) // the pane shows the text, escapes visible
+	p.keys("t")
+	p.waitText("Transcript", 10*time.Second)
+	p.keys("G", "h", "Enter")
+	p.waitText("␛]0;pwned-title␇", 10*time.Second)
+	if title := p.tmux("display-message", "-p", "-t", "e2e", "#{pane_title}"); strings.Contains(title, "pwned") {
+		t.Fatalf("the transcript set the terminal title: %q", title)
+	}
+	if bufs := strings.TrimSpace(p.tmux("list-buffers")); bufs != "" {
+		t.Fatalf("the transcript wrote the clipboard: %q", bufs)
+	}
+	screen := p.capture()
+	if !strings.Contains(screen, "Transcript") || !strings.Contains(screen, "dirtywork mission control") {
+		t.Fatalf("the screen was cleared or moved:\n%s", screen)
+	}
+	p.keys("q")
+	p.waitText("[exited 0]", 20*time.Second)
+}
+
+// fakeSlowGit puts a git first on PATH that waits before every command.
+func fakeSlowGit(t *testing.T, delay string) string {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := fmt.Sprintf("#!/bin/sh\nsleep %s\nexec %s \"$@\"\n", delay, shellQuote(real))
+	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir + string(os.PathListSeparator) + os.Getenv("PATH")
+}
+
+// TestE2ESlowGitDelaysNoKeystroke: while a review waits on a git that takes
+// 5 s per call, every key still answers at once.
+func TestE2ESlowGitDelaysNoKeystroke(t *testing.T) {
+	tmp := t.TempDir()
+	home := filepath.Join(tmp, "home")
+	headlessRun(t, tmp, home)
+	p := startTUI(t, 140, 40, []string{"DIRTYWORK_HOME=" + home, "PATH=" + fakeSlowGit(t, "5")}, "tui", "--notify", "none")
+	p.waitText("needs review (1)", 20*time.Second)
+	p.keys("Enter")
+	p.waitText("loading the diff", 5*time.Second)
+	start := time.Now()
+	p.keys("Escape")
+	p.waitText("Runs 1", 3*time.Second)
+	p.keys("/")
+	p.typeText("zzz")
+	p.waitText("no run matches the filter", 3*time.Second)
+	p.keys("Escape") // alone: ESC and a key at once read as alt+key
+	p.waitText("Runs 1 ", 3*time.Second)
+	p.keys("S")
+	p.waitText("Review statistics", 3*time.Second)
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("keys took %s while git was slow", d)
+	}
+	t.Logf("four key exchanges answered in %s while each git call took 5 s", time.Since(start))
+	p.keys("Escape")
+	p.waitText("Runs 1 ", 3*time.Second)
+	// Quitting does not wait for the git still running either.
+	p.keys("q")
+	p.waitText("[exited 0]", 20*time.Second)
+}
+
+// TestE2ELargeDiffOpensWithoutFreezing: a 10,000-line change opens, and
+// keys answer while it does.
+func TestE2ELargeDiffOpensWithoutFreezing(t *testing.T) {
+	tmp := t.TempDir()
+	home := filepath.Join(tmp, "home")
+	payload := headlessRun(t, tmp, home)
+	var b strings.Builder
+	for i := range 10000 {
+		fmt.Fprintf(&b, "def f%d(x):\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(payload["worktree"].(string), "big.py"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startTUI(t, 160, 45, []string{"DIRTYWORK_HOME=" + home}, "tui", "--notify", "none")
+	p.waitText("needs review (1)", 20*time.Second)
+	start := time.Now()
+	p.keys("Enter")
+	opened := p.waitText("+10000", time.Minute)
+	t.Logf("the 10,000-line review was on screen %s after enter (screen polled every 50 ms)", opened)
+	_ = start
+	// Select the big file and page through it: each key answers.
+	p.waitFor("big.py selected", 10*time.Second, func(s string) bool {
+		if !strings.Contains(s, "▸ ■ big.py") {
+			p.keys("j")
+			time.Sleep(100 * time.Millisecond)
+			return false
+		}
+		return true
+	})
+	p.waitText("def f0(x):", 10*time.Second)
+	p.keys("PageDown", "PageDown")
+	p.waitFor("a later page", 5*time.Second, func(s string) bool { return !strings.Contains(s, "def f0(x):") })
+	p.keys("G") // not a review key: nothing happens, nothing hangs
+	p.keys("Escape")
+	p.waitText("Runs 1", 5*time.Second)
+	p.keys("q")
+	p.waitText("[exited 0]", 20*time.Second)
+}
