@@ -139,7 +139,11 @@ func (h *harness) openReview(slug string) {
 	if !h.m.list.SelectKey(slug) {
 		h.t.Fatalf("%s not in the list", slug)
 	}
+	// Loading and colouring the diff are Cmds with no timer in them: wait
+	// for them however busy the machine is.
+	h.wait = 10 * time.Second
 	h.key("enter")
+	h.wait = 0
 	if h.m.screen != screenReview || h.m.review == nil || !h.m.review.Loaded() {
 		h.t.Fatalf("review of %s not open (screen %s)", slug, h.m.screen)
 	}

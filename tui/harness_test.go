@@ -59,6 +59,8 @@ type harness struct {
 	clock time.Time
 	quit  bool
 	raw   []string // tea.Raw payloads (bell, OSC 9)
+	// wait bounds each Cmd (150 ms when 0): longer ones are timers.
+	wait time.Duration
 }
 
 type harnessOpt func(*Options)
@@ -92,7 +94,11 @@ func (h *harness) send(msg tea.Msg) {
 // blink) and is dropped.
 func (h *harness) run(cmd tea.Cmd) {
 	h.t.Helper()
-	for _, msg := range collect(cmd, time.Now().Add(150*time.Millisecond)) {
+	wait := h.wait
+	if wait == 0 {
+		wait = 150 * time.Millisecond
+	}
+	for _, msg := range collect(cmd, time.Now().Add(wait)) {
 		h.handle(msg)
 	}
 }
