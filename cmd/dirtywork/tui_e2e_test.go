@@ -66,7 +66,6 @@ func startTUI(t *testing.T, w, h int, env []string, args ...string) *tmuxPane {
 	return p
 }
 
-
 func (p *tmuxPane) tmux(args ...string) string {
 	p.t.Helper()
 	out, err := exec.Command("tmux", append([]string{"-L", p.socket}, args...)...).CombinedOutput()
