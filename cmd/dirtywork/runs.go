@@ -26,7 +26,7 @@ func newRunsCmd(io *streams) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newRunsListCmd(io), newRunsShowCmd(io), newRunsExportCmd(io), newRunsVerdictCmd(io),
-		newRunsAcceptCmd(io), newRunsMergeCmd(io), newRunsCleanCmd(io), newRunsSnapshotCmd(io))
+		newRunsAcceptCmd(io), newRunsMergeCmd(io), newRunsCleanCmd(io), newRunsSnapshotCmd(io), newRunsReconcileCmd(io))
 	return cmd
 }
 

@@ -17,8 +17,10 @@ var StrictFields = []string{"slug", "repo", "worktree", "branch", "base_commit",
 // Strict checks RE-2: every StrictFields key present as a string.
 func (r *Run) Strict() error {
 	rec := &r.Record
-	vals := map[string]string{"slug": rec.Slug, "repo": rec.Repo, "worktree": rec.Worktree, "branch": rec.Branch,
-		"base_commit": rec.BaseCommit, "sandbox": rec.Sandbox, "status": string(rec.Status)}
+	vals := map[string]string{
+		"slug": rec.Slug, "repo": rec.Repo, "worktree": rec.Worktree, "branch": rec.Branch,
+		"base_commit": rec.BaseCommit, "sandbox": rec.Sandbox, "status": string(rec.Status),
+	}
 	for _, k := range StrictFields {
 		if vals[k] == "" {
 			return fmt.Errorf("run.json of '%s' is missing '%s'", r.Slug, k)

@@ -55,8 +55,10 @@ func TestSnapshotRefusals(t *testing.T) {
 		t.Errorf("stash: %v", err)
 	}
 
-	e.addRun("nowt", map[string]any{"repo": repo, "worktree": filepath.Join(repo, ".worktrees", "dw-nowt"), "branch": "dirtywork/nowt",
-		"base_commit": "x", "sandbox": "none"})
+	e.addRun("nowt", map[string]any{
+		"repo": repo, "worktree": filepath.Join(repo, ".worktrees", "dw-nowt"), "branch": "dirtywork/nowt",
+		"base_commit": "x", "sandbox": "none",
+	})
 	if _, err := e.store.Snapshot(t.Context(), "nowt"); err == nil || !strings.Contains(err.Error(), "missing; nothing to snapshot") {
 		t.Errorf("missing worktree: %v", err)
 	}
