@@ -38,8 +38,10 @@ func TestCleanActionLinesMatchThe091Fixture(t *testing.T) {
 			if err := os.Remove(filepath.Join(e.root, s, "run.json")); err != nil {
 				t.Fatal(err)
 			}
-			e.rewrite(s, map[string]any{"repo": repo, "worktree": wt, "branch": "dirtywork/" + s,
-				"base_commit": git(t, repo, "rev-parse", "main"), "sandbox": "docker"})
+			e.rewrite(s, map[string]any{
+				"repo": repo, "worktree": wt, "branch": "dirtywork/" + s,
+				"base_commit": git(t, repo, "rev-parse", "main"), "sandbox": "docker",
+			})
 		}
 	}
 	e.docker.addContainer("dw-slug1", "exited", "slug1", repo)
