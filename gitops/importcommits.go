@@ -119,8 +119,11 @@ func (g *Git) ImportCommits(ctx context.Context, repo Repo, im Import) error {
 		}
 	}
 	// 4. The branch, by compare-and-swap.
-	if _, err := g.Run(ctx, Call{Dir: repo.CommonDir, GitDir: repo.CommonDir, Neutral: true,
-		Args: []string{"update-ref", "-m", "dirtywork: import the worker's commits", branch, im.Tip, im.Base}}); err != nil {
+	move := Call{
+		Dir: repo.CommonDir, GitDir: repo.CommonDir, Neutral: true,
+		Args: []string{"update-ref", "-m", "dirtywork: import the worker's commits", branch, im.Tip, im.Base},
+	}
+	if _, err := g.Run(ctx, move); err != nil {
 		return fmt.Errorf("%w: move %s from %s to %s: %w", ErrImportRefused, branch, im.Base, im.Tip, err)
 	}
 	return nil

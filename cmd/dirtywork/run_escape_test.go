@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,7 +156,8 @@ func (e *escapeRun) dirtywork(args ...string) (string, string, int) {
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		e.t.Fatal(err)
@@ -172,8 +174,10 @@ func (e *escapeRun) run(commands []string, extra ...string) map[string]any {
 	}
 	turns = append(turns, map[string]any{"finish": "done"})
 	srv := startScripted(e.t, map[string]any{"turns": turns})
-	args := append([]string{"run", "--sandbox", "none", "--repo", e.repo, "--base-url", srv,
-		"--model", scripted.DefaultModel, "--context-window", "32768"}, extra...)
+	args := append([]string{
+		"run", "--sandbox", "none", "--repo", e.repo, "--base-url", srv,
+		"--model", scripted.DefaultModel, "--context-window", "32768",
+	}, extra...)
 	args = append(args, "try to escape")
 	out, errOut, code := e.dirtywork(args...)
 	var payload map[string]any

@@ -152,8 +152,10 @@ func TestBashEnvironment(t *testing.T) {
 	if _, plain := w.jailer.(childJailer); plain {
 		tmp = w.private.tmp
 	}
-	want := map[string]string{"HOME": w.DisplayRoot(), "TMPDIR": tmp, "LANG": "C.UTF-8", "TERM": "dumb",
-		"GIT_AUTHOR_NAME": "dirtywork", "GIT_COMMITTER_EMAIL": "dirtywork@localhost"}
+	want := map[string]string{
+		"HOME": w.DisplayRoot(), "TMPDIR": tmp, "LANG": "C.UTF-8", "TERM": "dumb",
+		"GIT_AUTHOR_NAME": "dirtywork", "GIT_COMMITTER_EMAIL": "dirtywork@localhost",
+	}
 	for k, v := range want {
 		if env[k] != v {
 			t.Errorf("%s = %q, want %q", k, env[k], v)

@@ -109,11 +109,15 @@ func (r *testRepo) operatorEnv() []string {
 // the plain-child stand-in; the tests of what the jail must stop use
 // requireJail instead.
 var testJailer = sync.OnceValue(func() jailer {
-	if report := jail.Probe(context.Background()); report.Err() == nil {
+	if report := jail.Probe(probeContext); report.Err() == nil {
 		return realJailer{report: report}
 	}
 	return childJailer{}
 })
+
+// probeContext is the probe's: testJailer is settled once, for every
+// test, outside any one test's life.
+var probeContext = context.TODO()
 
 // requireJail fails a test that means nothing without the jail, where the
 // jail cannot be set up whole.

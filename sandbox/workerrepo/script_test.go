@@ -65,8 +65,10 @@ func TestScriptMakesTheRepository(t *testing.T) {
 		t.Fatal(err)
 	}
 	shallow := bp.Shallow
-	r := Repo{GitDir: filepath.Join(dir, "git"), WorkTree: filepath.Join(dir, "work"), BaseObjects: objects,
-		Shallow: shallow, Branch: "dirtywork/run-1", Base: base}
+	r := Repo{
+		GitDir: filepath.Join(dir, "git"), WorkTree: filepath.Join(dir, "work"), BaseObjects: objects,
+		Shallow: shallow, Branch: "dirtywork/run-1", Base: base,
+	}
 	if err := os.MkdirAll(r.WorkTree, 0o755); err != nil {
 		t.Fatal(err)
 	}
