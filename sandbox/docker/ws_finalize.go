@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/dirtywork/dirtywork/gitops"
@@ -34,11 +36,7 @@ const (
 // with a nil error, and the volume is kept; a watchdog violation is
 // reported, and never prevents the export.
 func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) {
-	fin := sandbox.Finalization{
-		FilesChanged:      []string{},
-		EscapingSymlinks:  []string{},
-		DroppedGitEntries: []string{},
-	}
+	fin := newFinalization()
 	// The tree must be whole before it is exported.
 	if err := w.waitReady(ctx); err != nil {
 		return fin, err
@@ -74,6 +72,17 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 	w.mu.Unlock()
 	return fin, nil
 }
+
+// newFinalization is a Finalization with every list empty, not null.
+func newFinalization() sandbox.Finalization {
+	return sandbox.Finalization{
+		FilesChanged: []string{}, EscapingSymlinks: []string{}, DroppedGitEntries: []string{}, SkippedSpecialEntries: []string{},
+	}
+}
+
+// QuarantineDir is where, under a run's dir, the export moves the
+// directories of the tree that git would take for a repository.
+const QuarantineDir = "quarantine"
 
 // exportWithStatus exports (see export) and sets fin.ExportStatus: "ok",
 // or "export_failed: <reason>". The error is only a cancelled context's.
@@ -139,6 +148,9 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	if ex.sum.EscapingSymlinks != nil {
 		fin.EscapingSymlinks = ex.sum.EscapingSymlinks
 	}
+	if ex.sum.SkippedSpecial != nil {
+		fin.SkippedSpecialEntries = ex.sum.SkippedSpecial
+	}
 	w.cfg.trace("extracted")
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("export %s: %w", w.names.WorkVolume, err)
@@ -155,6 +167,14 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	var paths []string // nil: the whole tree
 	if synced {
 		paths = ex.synced.Changed
+	}
+	moved, reason := w.quarantine(ex.sum.Repositories, base, paths, synced)
+	if reason != "" {
+		return reason, nil
+	}
+	fin.DroppedGitEntries = append(fin.DroppedGitEntries, moved...)
+	if synced {
+		paths = append(paths, basePathsUnder(base, moved)...)
 	}
 	if reason := w.diff(ctx, fin, base, paths); reason != "" {
 		return reason, nil
@@ -234,4 +254,36 @@ func (w *Workspace) diff(ctx context.Context, fin *sandbox.Finalization, base []
 		fin.FilesChanged = []string{}
 	}
 	return ""
+}
+
+// quarantine moves the tree's repositories out of the lane into the run
+// dir; reason is why it could not. When the lane was synced from the
+// base, a repository the base itself holds and the worker left as it was
+// (no changed path at or under it) stays: it is the operator's own.
+func (w *Workspace) quarantine(repos []string, base []export.BaseFile, changed []string, synced bool) ([]string, string) {
+	if synced {
+		repos = slices.DeleteFunc(slices.Clone(repos), func(dir string) bool {
+			return !slices.ContainsFunc(changed, func(p string) bool { return p == dir || strings.HasPrefix(p, dir+"/") })
+		})
+	}
+	moved, err := export.Quarantine(w.cfg.Worktree, repos, filepath.Join(w.cfg.RunDir, QuarantineDir))
+	if err != nil {
+		return nil, err.Error()
+	}
+	return moved, ""
+}
+
+// basePathsUnder are base's paths at or under any of dirs: after those
+// were moved out, the diff must look at them.
+func basePathsUnder(base []export.BaseFile, dirs []string) []string {
+	var out []string
+	for _, f := range base {
+		for _, d := range dirs {
+			if f.Path == d || strings.HasPrefix(f.Path, d+"/") {
+				out = append(out, f.Path)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -46,7 +46,7 @@ type VolumeExport struct {
 // error is for what stopped it from being tried: no daemon, no such
 // volume (ErrVolumeMissing), a volume of another run, a missing image.
 func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, error) {
-	fin := sandbox.Finalization{FilesChanged: []string{}, EscapingSymlinks: []string{}, DroppedGitEntries: []string{}}
+	fin := newFinalization()
 	names, err := namesFor(cfg.Slug)
 	if err != nil {
 		return fin, err
