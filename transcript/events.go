@@ -262,7 +262,10 @@ type Artifacts struct {
 	// SkippedSpecialEntries are the FIFOs, sockets and devices the export
 	// left out (at most 1000).
 	SkippedSpecialEntries []string `json:"skipped_special_entries"`
-	ExportStatus          string   `json:"export_status"` // "n/a" in host mode
+	// UnexportedEntries are the files and links the export could not
+	// bring back (paths past the daemon's PATH_MAX; at most 1000).
+	UnexportedEntries []string `json:"unexported_entries"`
+	ExportStatus      string   `json:"export_status"` // "n/a" in host mode
 	// WatchdogViolation and WatchdogViolationKind are set by a backend
 	// whose watchdog stopped the run (docker).
 	WatchdogViolation     *string `json:"watchdog_violation"`
@@ -278,6 +281,7 @@ func (a *Artifacts) RecordFields() Record {
 		"worktree_bytes": a.WorktreeBytes, "worktree_files": a.WorktreeFiles,
 		"escaping_symlinks": nonNilStrings(a.EscapingSymlinks), "dropped_git_entries": nonNilStrings(a.DroppedGitEntries),
 		"skipped_special_entries": nonNilStrings(a.SkippedSpecialEntries),
+		"unexported_entries":      nonNilStrings(a.UnexportedEntries),
 		"files_changed":           nonNilStrings(a.FilesChanged), "files_changed_truncated": a.FilesChangedTruncated,
 	}
 }
@@ -316,6 +320,7 @@ func (e RunEnd) normalized() Event {
 		a.EscapingSymlinks = nonNilStrings(a.EscapingSymlinks)
 		a.DroppedGitEntries = nonNilStrings(a.DroppedGitEntries)
 		a.SkippedSpecialEntries = nonNilStrings(a.SkippedSpecialEntries)
+		a.UnexportedEntries = nonNilStrings(a.UnexportedEntries)
 		e.Artifacts = &a
 	}
 	if e.Setup != nil {

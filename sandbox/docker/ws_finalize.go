@@ -54,6 +54,12 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		// verdict while the server still runs (a breach is recorded as
 		// the violation reported below).
 		_, _ = w.settleBudget(ctx, s)
+		// The daemon reads the tree by full path, so it cannot export
+		// what lies past PATH_MAX; the server, which walks by directory,
+		// says what that is (a server gone or lying costs only this list).
+		if m, err := s.tb.Measure(ctx, sandbox.Limits{}); err == nil {
+			w.longPaths = m.LongPaths
+		}
 	}
 	if w.wd != nil {
 		w.wd.stop()
@@ -77,6 +83,7 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 func newFinalization() sandbox.Finalization {
 	return sandbox.Finalization{
 		FilesChanged: []string{}, EscapingSymlinks: []string{}, DroppedGitEntries: []string{}, SkippedSpecialEntries: []string{},
+		UnexportedEntries: []string{},
 	}
 }
 
@@ -173,6 +180,7 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 		return reason, nil
 	}
 	fin.DroppedGitEntries = append(fin.DroppedGitEntries, moved...)
+	fin.UnexportedEntries = unexported(w.longPaths, ex.sum.Files)
 	if synced {
 		paths = append(paths, basePathsUnder(base, moved)...)
 	}
@@ -193,8 +201,10 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 // the lane holds it already (the baseline filled it: the export syncs).
 // Otherwise the export extracts the whole tree into a lane that must hold
 // only its .git file: one the baseline failed to fill is cleared of what
-// it wrote; any other lane is left as it is (Extract refuses it unless
-// pristine). reason is why neither could be had.
+// it wrote. Without a baseline (`runs export`) the lane is looked at: the
+// whole base tree (a run killed after the baseline) is synced into, a
+// part of it (killed during the baseline) cleared first; anything else
+// is someone's work and refused. reason is why none could be had.
 func (w *Workspace) exportBase(ctx context.Context) (base []export.BaseFile, synced bool, reason string) {
 	if w.baseline != nil {
 		var err error
@@ -211,6 +221,20 @@ func (w *Workspace) exportBase(ctx context.Context) (base []export.BaseFile, syn
 	if base == nil {
 		var err error
 		if base, err = baseTree(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit); err != nil {
+			return nil, false, err.Error()
+		}
+	}
+	if w.baseline != nil {
+		return base, false, ""
+	}
+	state, err := export.CheckLane(w.cfg.Worktree, base)
+	switch {
+	case err != nil:
+		return nil, false, err.Error()
+	case state == export.LaneBase:
+		return base, true, ""
+	case state == export.LanePartialBase:
+		if err := export.Clear(w.cfg.Worktree); err != nil {
 			return nil, false, err.Error()
 		}
 	}
@@ -283,6 +307,25 @@ func basePathsUnder(base []export.BaseFile, dirs []string) []string {
 				out = append(out, f.Path)
 				break
 			}
+		}
+	}
+	return out
+}
+
+// unexported are the long paths the server listed that the export did not
+// bring back: the daemon could not read them.
+func unexported(long, exported []string) []string {
+	out := []string{}
+	if len(long) == 0 {
+		return out
+	}
+	got := map[string]bool{}
+	for _, p := range exported {
+		got[p] = true
+	}
+	for _, p := range long {
+		if !got[p] {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -48,7 +48,20 @@ type Measurement struct {
 	// backs them with a measurement that can read everything (docker's
 	// of the volume from outside, the export's hard caps).
 	Unreadable []string
+	// LongPaths are the files and links whose path below the root is
+	// longer than LongPath bytes (at most 1000 of them, sorted): a reader
+	// that opens the tree by full path under a prefix of its own (the
+	// docker daemon exporting a volume) cannot reach them, past PATH_MAX.
+	LongPaths []string
 }
+
+// LongPath is the root-relative path length past which Measurement lists
+// an entry in LongPaths: PATH_MAX (4096) less room for a daemon's own
+// prefix (/var/lib/docker/volumes/<name>/_data/ and the like).
+const LongPath = 3800
+
+// maxLongListed bounds Measurement.LongPaths.
+const maxLongListed = 1000
 
 const (
 	// measureChunk is how many entries are read from a directory at a
@@ -79,6 +92,7 @@ func (f *FS) Measure(ctx context.Context, limits Limits) (Measurement, error) {
 	w.wg.Wait()
 	slices.Sort(w.m.EscapingSymlinks)
 	slices.Sort(w.m.Unreadable)
+	slices.Sort(w.m.LongPaths)
 	if err := ctx.Err(); err != nil {
 		return w.m, err
 	}
@@ -203,6 +217,9 @@ func (w *measureWalk) fold(batch []measured) bool {
 	}
 	for _, e := range batch {
 		w.m.Entries++
+		if e.dir == nil && len(e.rel) > LongPath && len(w.m.LongPaths) < maxLongListed {
+			w.m.LongPaths = append(w.m.LongPaths, e.rel)
+		}
 		if e.inode != nil {
 			if w.linked == nil {
 				w.linked = map[[2]uint64]bool{}
