@@ -64,6 +64,9 @@ func applyDefaults(flags *pflag.FlagSet, env map[string]string, path string) (fr
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for key, raw := range values {
+		if _, ok := raw.(map[string]any); ok && key == "tui" {
+			continue // mission control's section (see tui.go)
+		}
 		line := keyLine(data, key)
 		f := flags.Lookup(key)
 		if f == nil || f.Hidden || key == "help" {

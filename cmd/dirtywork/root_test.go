@@ -45,7 +45,6 @@ func TestNotLandedCommandsRefuse(t *testing.T) {
 	for _, args := range [][]string{
 		{"resume", "x"},
 		{"bench"},
-		{"tui"},
 	} {
 		name := strings.Join(args[:min(len(args), 2)], " ")
 		if args[0] != "runs" {
