@@ -24,7 +24,7 @@ type Config struct {
 	// RunDir is the run's directory: the worker's private repository
 	// lives in <RunDir>/worker while the run lasts, the patch goes to
 	// <RunDir>/diff.patch and nested repositories the worker made are
-	// moved to <RunDir>/dropped-git.
+	// moved to <RunDir>/quarantine.
 	RunDir string
 	// WithHistory gives the worker the base commit's whole history
 	// instead of the base commit alone.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -30,7 +29,7 @@ const defaultMaxPatchMB = 10
 //  2. the jail is stopped: no worker process is left;
 //  3. the worktree's .git file is made the lane's again should it differ,
 //     and every other entry git would take for a repository (a nested
-//     .git, a bare repository's shape) is moved to <RunDir>/dropped-git
+//     .git, a directory with a repository's signs) is moved to <RunDir>/quarantine
 //     and listed in dropped_git_entries;
 //  4. the lane's index is rebuilt from the base commit (read-tree, no
 //     work tree read), and the untracked, not ignored, files are listed
@@ -78,7 +77,7 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 	if err := w.restoreGitFile(); err != nil {
 		return fin, err
 	}
-	dropped, err := w.dropGitEntries()
+	dropped, err := w.dropGitEntries(ctx)
 	if err != nil {
 		return fin, err
 	}
@@ -163,75 +162,80 @@ func readRegular(p string) ([]byte, error) {
 	return data[:n], err
 }
 
-// dropGitEntries moves every entry of the worktree that git would take
-// for a repository out of it, into <RunDir>/dropped-git at the same
+// quarantineDir is where, under the run's dir, finalize moves what git
+// would take for a repository: the same place as docker mode's.
+const quarantineDir = "quarantine"
+
+// dropGitEntries moves every entry of the worktree that git would take for
+// a repository, or the way to one (export.QuarantineRepositories: a .git
+// entry in any letter case below the root, a directory with a
+// repository's signs), out of it into <RunDir>/quarantine at the same
 // relative path, and returns their paths, sorted. The worktree's own .git
-// file is kept. With no worker process left, nothing changes meanwhile.
-func (w *Workspace) dropGitEntries() ([]string, error) {
-	var found []string
-	err := fs.WalkDir(w.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // an unreadable directory holds nothing git would read either
-		}
-		if p == "." {
-			return nil
-		}
-		if p == ".git" {
-			return nil // the lane's own, checked by restoreGitFile
-		}
-		if isRepository(w.root, p, d) {
-			found = append(found, p)
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-		}
-		return nil
-	})
+// file is kept, and so, as in docker mode, is a repository the base commit
+// itself holds that the worker left as the checkout made it: it is the
+// operator's own, moved back. With no worker process left, nothing
+// changes meanwhile.
+func (w *Workspace) dropGitEntries(ctx context.Context) ([]string, error) {
+	dest := filepath.Join(w.cfg.RunDir, quarantineDir)
+	moved, err := export.QuarantineRepositories(w.worktree, dest)
 	if err != nil {
-		return nil, fmt.Errorf("look for nested repositories: %w", err)
+		return nil, fmt.Errorf("move nested repositories out of the worktree: %w", err)
 	}
 	dropped := []string{}
-	for _, p := range found {
-		from := filepath.Join(w.worktree, filepath.FromSlash(p))
-		to := filepath.Join(w.cfg.RunDir, "dropped-git", filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-			return nil, fmt.Errorf("move %s out of the worktree: %w", p, err)
-		}
-		if err := os.Rename(from, to); err != nil {
-			// Another file system: the entry cannot be kept, only removed.
-			if rerr := removeAll(from); rerr != nil {
-				return nil, fmt.Errorf("remove %s from the worktree: %w", p, rerr)
+	var baseDirs map[string]bool
+	for _, p := range moved {
+		if w.checkedOut != nil && !strings.EqualFold(path.Base(p), ".git") {
+			if baseDirs == nil {
+				baseDirs = w.baseDirs(ctx)
+			}
+			if baseDirs[p] && w.untouchedSinceCheckout(filepath.Join(dest, filepath.FromSlash(p)), p) {
+				if err := os.Rename(filepath.Join(dest, filepath.FromSlash(p)), filepath.Join(w.worktree, filepath.FromSlash(p))); err != nil {
+					return nil, fmt.Errorf("put the base's own repository %s back: %w", p, err)
+				}
+				continue
 			}
 		}
 		dropped = append(dropped, p)
 	}
-	slices.Sort(dropped)
 	return dropped, nil
 }
 
-// isRepository reports whether the entry p of root is one git would take
-// for a repository or the way to one: a ".git" entry in any letter case
-// (a directory or a gitfile, which git follows), or a directory with the
-// shape of a bare repository (HEAD, objects/ and refs/), which git opens
-// when asked to look inside it.
-func isRepository(root *os.Root, p string, d fs.DirEntry) bool {
-	if strings.EqualFold(path.Base(p), ".git") {
-		return true
+// baseDirs are the directories the base tree holds files under.
+func (w *Workspace) baseDirs(ctx context.Context) map[string]bool {
+	dirs := map[string]bool{}
+	blobs, err := w.baseBlobs(ctx)
+	if err != nil {
+		return dirs
 	}
-	if !d.IsDir() {
-		return false
-	}
-	head, err := root.Lstat(p + "/HEAD")
-	if err != nil || !head.Mode().IsRegular() {
-		return false
-	}
-	for _, sub := range []string{"objects", "refs"} {
-		fi, err := root.Lstat(p + "/" + sub)
-		if err != nil || !fi.IsDir() {
-			return false
+	for _, b := range blobs {
+		for d := path.Dir(b.Path); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
 		}
 	}
-	return true
+	return dirs
+}
+
+// untouchedSinceCheckout reports whether the directory now at moved, which
+// was rel in the worktree, holds exactly what the checkout left there.
+func (w *Workspace) untouchedSinceCheckout(moved, rel string) bool {
+	root, err := os.OpenRoot(moved)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = root.Close() }() // only read
+	now, err := statTree(root)
+	if err != nil {
+		return false
+	}
+	before := treeStats{}
+	for p, st := range w.checkedOut {
+		if sub, ok := strings.CutPrefix(p, rel+"/"); ok {
+			before[sub] = st
+		}
+	}
+	// A rename keeps inode, size, mtime; only the ctime of the directory
+	// itself changes, and directories are not compared.
+	return len(changedSince(before, now)) == 0
 }
 
 // changes rebuilds the lane's index from the base and fills fin's

@@ -64,7 +64,7 @@ func TestFinalizeDropsNestedRepositories(t *testing.T) {
 		if exists(filepath.Join(r.worktree, p)) {
 			t.Errorf("%s is still in the worktree", p)
 		}
-		if !exists(filepath.Join(r.runDir, "dropped-git", p)) {
+		if !exists(filepath.Join(r.runDir, quarantineDir, p)) {
 			t.Errorf("%s was not kept in the run dir", p)
 		}
 	}
@@ -127,3 +127,34 @@ func TestFinalizeWithNothingChanged(t *testing.T) {
 // unsetGit starts a command that makes repositories of its own: without
 // the jail the worker's git is pointed at its repository by GIT_DIR.
 const unsetGit = "unset GIT_DIR GIT_WORK_TREE; "
+
+// TestFinalizeKeepsTheBasesOwnRepository: a directory the base commit
+// holds that has a repository's shape (a test fixture) stays while the
+// worker leaves it as checked out, and goes once the worker changed it.
+func TestFinalizeKeepsTheBasesOwnRepository(t *testing.T) {
+	for _, touch := range []bool{false, true} {
+		r := newTestRepo(t)
+		for _, f := range []string{"fixture/HEAD", "fixture/objects/keep", "fixture/refs/keep"} {
+			writeFile(t, filepath.Join(r.repo, f), "x\n")
+		}
+		r.git(t, r.repo, "add", "fixture")
+		r.git(t, r.repo, "commit", "-q", "-m", "fixture")
+		r.base = strings.TrimSpace(r.git(t, r.repo, "rev-parse", "HEAD"))
+		r.git(t, r.repo, "branch", "-f", r.branch, r.base)
+		w := open(t, r.config())
+		if touch {
+			run(t, w, "echo 'ref: refs/heads/evil' > fixture/HEAD")
+		}
+		fin, err := w.Finalize(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := slices.Contains(fin.DroppedGitEntries, "fixture")
+		if moved != touch || exists(filepath.Join(r.worktree, "fixture", "HEAD")) == touch {
+			t.Errorf("touched %v: dropped %q", touch, fin.DroppedGitEntries)
+		}
+		if !touch && len(fin.FilesChanged) != 0 {
+			t.Errorf("untouched fixture: files_changed %q", fin.FilesChanged)
+		}
+	}
+}
