@@ -1,18 +1,16 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"regexp"
 	"strings"
 	"time"
 
 	workerimage "github.com/dirtywork/dirtywork/docker"
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -79,8 +77,6 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.setup, "setup", "", "command run in the tree, with network, before the worker starts (docker)")
 }
 
-var sizeRE = regexp.MustCompile(`^[0-9]+[bkmgBKMG]?$`)
-
 // spec validates the flags and builds the run's Spec. Every problem is a
 // usage error (exit 2, nothing created).
 func (f *runFlags) spec(fs *pflag.FlagSet, args []string, fromConfig map[string]bool) (engine.Spec, error) {
@@ -134,9 +130,9 @@ func (f *runFlags) spec(fs *pflag.FlagSet, args []string, fromConfig map[string]
 	if math.IsNaN(f.cpus) || f.cpus <= 0 {
 		return s, usageErrorf("--cpus must be a positive number, got %v", f.cpus)
 	}
-	for name, v := range map[string]string{"memory": f.memory, "tmp-size": f.tmpSize, "gitdir-size": f.gitdirSize} {
-		if !sizeRE.MatchString(v) {
-			return s, usageErrorf("--%s must be a size such as 512m or 4g, got '%s'", name, v)
+	for _, c := range []struct{ name, v string }{{"memory", f.memory}, {"tmp-size", f.tmpSize}, {"gitdir-size", f.gitdirSize}} {
+		if _, err := sandbox.ParseSize(c.v); err != nil {
+			return s, usageErrorf("--%s must be a size such as 512m, 1.5g or 4gb, got '%s'", c.name, c.v)
 		}
 	}
 	if f.image == "" {
@@ -223,15 +219,15 @@ func executeRun(ctx context.Context, io *streams, spec engine.Spec) error {
 
 // runAndPrint runs spec and prints its result object on stdout.
 func runAndPrint(ctx context.Context, io *streams, spec engine.Spec) (*engine.Payload, error) {
-	spec.APIKey = cmp.Or(os.Getenv("DIRTYWORK_API_KEY"), os.Getenv("OPENAI_API_KEY"))
+	key, unsent, err := apiKeyFor(spec.BaseURL, configPath())
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	spec.APIKey = key
 	runner := &engine.Runner{Stderr: io.errOut, Version: Version()}
 	payload, err := runner.Run(ctx, spec)
 	if err != nil {
-		var pe *engine.PreflightError
-		if errors.As(err, &pe) {
-			return nil, &exitError{Code: ExitUsage, Err: errors.New(pe.Msg), Hint: preflightHint(pe, spec)}
-		}
-		return nil, err
+		return nil, refusalError(err, spec, unsent)
 	}
 	data, err := engine.EncodePayload(payload)
 	if err != nil {
@@ -241,6 +237,24 @@ func runAndPrint(ctx context.Context, io *streams, spec engine.Spec) (*engine.Pa
 		return nil, fmt.Errorf("print the result: %w", err)
 	}
 	return payload, nil
+}
+
+// refusalError is the exit-2 error of a run the engine refused (any other
+// error passes through). unsent names a variable holding a key that was
+// not sent to the model server: a server that wants one refuses, and the
+// operator switching from 0.9.1 needs to know why.
+func refusalError(err error, spec engine.Spec, unsent string) error {
+	var pe *engine.PreflightError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	hint := preflightHint(pe, spec)
+	if unsent != "" {
+		note := fmt.Sprintf("note: %s is not sent to model servers; set %s, or tie the key to %s under [%s] in %s",
+			unsent, apiKeyEnv, spec.BaseURL, apiKeysTable, configPath())
+		hint = strings.TrimSpace(hint + "\n" + note)
+	}
+	return &exitError{Code: ExitUsage, Err: errors.New(pe.Msg), Hint: hint}
 }
 
 // preflightHint is a refusal's hint; a missing worker image gets the exact
