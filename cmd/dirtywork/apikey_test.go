@@ -79,8 +79,8 @@ func TestAPIKeyGoesOnlyWhereItWasGiven(t *testing.T) {
 	only("config key for another URL", auth, "")
 
 	for content, want := range map[string]string{
-		"[api-keys]\n\"not a url\" = \"k\"\n":       "config.toml:1: 'api-keys'",
-		"max-turns = 3\napi-keys = 5\n":              "config.toml:2: 'api-keys' must be a table",
+		"[api-keys]\n\"not a url\" = \"k\"\n":           "config.toml:1: 'api-keys'",
+		"max-turns = 3\napi-keys = 5\n":                 "config.toml:2: 'api-keys' must be a table",
 		"[api-keys]\n\"http://h/v1\" = { e = \"X\" }\n": "must be a string or { env",
 	} {
 		writeCfg(content)

@@ -1,8 +1,8 @@
 package pause
 
 import (
-	"errors"
 	"bufio"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
