@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -196,15 +198,15 @@ func addLost(lost []string, record string, err error) []string {
 }
 
 // describeErrors renders finalize_error: "<ErrorType>: <msg>" of the
-// finalize error and of the evidence lost, joined by "; ".
+// finalize error and of the evidence lost ("EvidenceError: evidence lost:
+// <record>: <error>; ..."), joined by "; ".
 func describeErrors(finErr error, lost []string) string {
 	var parts []string
 	if finErr != nil {
-		parts = append(parts, fmt.Sprintf("%T: %v", finErr, finErr))
+		parts = append(parts, finalizeErrorText(finErr))
 	}
 	if len(lost) > 0 {
-		ev := &EvidenceError{Lost: lost}
-		parts = append(parts, fmt.Sprintf("%T: %v", ev, ev))
+		parts = append(parts, "EvidenceError: "+(&EvidenceError{Lost: lost}).Error())
 	}
 	return strings.Join(parts, "; ")
 }
@@ -256,4 +258,19 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// finalizeErrorText is run.json's finalize_error for err: the contract's
+// "<ErrorType>: <msg>", where the type is one of a few fixed words (the
+// original's exception class names were no more specific) and never a Go
+// type such as *fmt.wrapError.
+func finalizeErrorText(err error) string {
+	kind := "FinalizeError"
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		kind = "TimeoutError"
+	case sandbox.IsSandbox(err):
+		kind = "SandboxError"
+	}
+	return kind + ": " + err.Error()
 }

@@ -34,7 +34,12 @@ type Spec struct {
 	MaxWorktreeMB    int
 	MaxWorktreeFiles int
 	AllowCommit      bool
+	// PidsLimit caps the processes and threads of the sandbox (both
+	// modes; --pids-limit).
+	PidsLimit int
 
+	// Docker holds the docker settings; AllowNetwork, Memory and TmpSize
+	// apply to host mode too.
 	Docker DockerSpec
 
 	// Feedback and ResumedFrom are set by resume.
@@ -42,8 +47,9 @@ type Spec struct {
 	ResumedFrom *string
 }
 
-// DockerSpec holds the docker-only settings. They are validated with the
-// rest and used by the docker sandbox.
+// DockerSpec holds the sandbox settings that began as docker-only ones.
+// They are validated with the rest; AllowNetwork, Memory and TmpSize are
+// used by the host sandbox too.
 type DockerSpec struct {
 	Image        string
 	AllowNetwork bool

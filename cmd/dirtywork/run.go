@@ -39,7 +39,7 @@ type runFlags struct {
 	image, memory, tmpSize, gitdirSize, setup           string
 	cpus                                                float64
 	allowNetwork, keepVolume, withHistory               bool
-	minFreeMB, maxPatchMB                               int
+	minFreeMB, maxPatchMB, pidsLimit                    int
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -63,12 +63,14 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.allowCommit, "allow-commit", false, "let the worker commit on its branch (host sandbox only)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 4096, "most tokens per model reply")
 	fs.BoolVar(&f.noStream, "no-stream", false, "do not stream replies")
+	// Limits of the sandbox, either kind.
+	fs.BoolVar(&f.allowNetwork, "allow-network", false, "give the sandbox network access (off: only loopback on the host, none in docker)")
+	fs.StringVar(&f.memory, "memory", "4g", "the sandbox's memory limit")
+	fs.StringVar(&f.tmpSize, "tmp-size", "1g", "size of the sandbox's private /tmp")
+	fs.IntVar(&f.pidsLimit, "pids-limit", 512, "most processes and threads the sandbox may hold at once")
 	// Docker-only settings.
 	fs.StringVar(&f.image, "image", defaultImage(), "worker image (docker)")
-	fs.BoolVar(&f.allowNetwork, "allow-network", false, "give the container network access (docker)")
-	fs.StringVar(&f.memory, "memory", "4g", "container memory limit (docker)")
 	fs.Float64Var(&f.cpus, "cpus", 2, "container CPU limit (docker)")
-	fs.StringVar(&f.tmpSize, "tmp-size", "1g", "size of the container's /tmp (docker)")
 	fs.StringVar(&f.gitdirSize, "gitdir-size", "512m", "size of the container's git dir tmpfs (docker)")
 	fs.IntVar(&f.minFreeMB, "min-free-mb", 2048, "host free-space floor in MiB (docker)")
 	fs.BoolVar(&f.keepVolume, "keep-volume", false, "keep the worktree volume after export (docker)")
@@ -103,6 +105,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, args []string, fromConfig map[string]
 		{"max-tokens", f.maxTokens, 1},
 		{"min-free-mb", f.minFreeMB, 0},
 		{"max-patch-mb", f.maxPatchMB, 1},
+		{"pids-limit", f.pidsLimit, 1},
 	}
 	for _, c := range atLeast {
 		if c.value < c.min {
@@ -154,6 +157,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, args []string, fromConfig map[string]
 		StallTurns: f.stallTurns, StuckRepeats: f.stuckRepeats,
 		VerifyCommand: f.verify, VerifyRounds: f.verifyRounds, VerifyTimeout: f.verifyTimeout,
 		MaxWorktreeMB: f.maxWorktreeMB, MaxWorktreeFiles: f.maxWorktreeFiles, AllowCommit: f.allowCommit,
+		PidsLimit: f.pidsLimit,
 		Docker: engine.DockerSpec{
 			Image: f.image, AllowNetwork: f.allowNetwork, Memory: f.memory, CPUs: f.cpus,
 			TmpSize: f.tmpSize, GitdirSize: f.gitdirSize, MinFreeMB: f.minFreeMB,

@@ -195,7 +195,7 @@ func TestCheckUnknownModeIsHost(t *testing.T) {
 func TestRuleTexts(t *testing.T) {
 	// The reasons and the message shape are contractual (E-37): the
 	// transcript records them and orchestrators may key on them.
-	const advice = ". Rework the command to stay inside the worktree."
+	const advice = " (a guard against likely accidents; the sandbox confines commands either way). Rework the command to stay inside the worktree."
 	tests := []struct {
 		rule     policy.Rule
 		reason   string

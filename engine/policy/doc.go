@@ -11,7 +11,8 @@
 // tells it to rework the command. It is not a security boundary: bash is a
 // general shell, and an interpreter (python3 -c …), an unlisted variable or
 // enough quoting reaches anything the process can. Containment is the
-// sandbox's job (Landlock on the host, the container in docker mode).
+// sandbox's job (the jail on the host, the container in docker mode), and the
+// BLOCKED text says so, so that a model does not take the guard for the wall.
 //
 // # How commands are matched
 //

@@ -47,8 +47,10 @@ var scanOrder = [...]Rule{
 // prefix is a block, not a command's output.
 const BlockedPrefix = "BLOCKED:"
 
-// blockedSuffix ends every deny-list message.
-const blockedSuffix = ". Rework the command to stay inside the worktree."
+// blockedSuffix ends every deny-list message. It says what the check is,
+// a guard against likely accidents: the sandbox is what confines commands,
+// and a model must not learn that getting past this text gets past it.
+const blockedSuffix = " (a guard against likely accidents; the sandbox confines commands either way). Rework the command to stay inside the worktree."
 
 // Reason returns the rule's contractual reason, the part of the message
 // between the prefix and the advice, or "" for an unknown rule.
@@ -75,7 +77,9 @@ func (r Rule) Reason() string {
 }
 
 // Message returns the full text a blocked command gets instead of running:
-// "BLOCKED: <reason>. Rework the command to stay inside the worktree."
+// "BLOCKED: <reason> (a guard against likely accidents; the sandbox
+// confines commands either way). Rework the command to stay inside the
+// worktree."
 func (r Rule) Message() string {
 	return BlockedPrefix + " " + r.Reason() + blockedSuffix
 }

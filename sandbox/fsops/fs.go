@@ -50,6 +50,18 @@ func (e *errOutside) Error() string {
 	return fmt.Sprintf("Path '%s' resolves outside the worktree (%s). Use paths relative to the worktree root.", e.given, e.resolved)
 }
 
+// errNUL is a path holding a NUL byte, which no file name can: the
+// system would refuse it as an "invalid argument".
+type errNUL struct{ given string }
+
+func (e *errNUL) Error() string {
+	return fmt.Sprintf("the path '%s' contains a NUL byte (shown as \\0); no file name can hold one", showNUL(e.given))
+}
+
+// showNUL is p with every NUL byte written as \0, so a message quoting it
+// shows where it is instead of a blank.
+func showNUL(p string) string { return strings.ReplaceAll(p, "\x00", `\0`) }
+
 // errInGit refuses a write inside .git/.
 type errInGit struct{ given string }
 
@@ -63,6 +75,9 @@ func (e *errInGit) Error() string {
 // final component is left unresolved (the write opens it without following
 // a link) and a first component ".git" is refused.
 func (f *FS) Resolve(given string, writing bool) (string, error) {
+	if strings.IndexByte(given, 0) >= 0 {
+		return "", &errNUL{given: given}
+	}
 	abs := given
 	if !path.IsAbs(abs) {
 		abs = path.Join(f.display, given)
@@ -137,6 +152,11 @@ func (f *FS) resolveRel(given, rel string) (string, error) {
 			return "", fmt.Errorf("cannot resolve '%s': too many levels of symbolic links", given)
 		}
 		target, err := f.root.Readlink(next)
+		if errors.Is(err, syscall.EINVAL) || errors.Is(err, fs.ErrNotExist) {
+			// Replaced or removed since the Lstat: look at it again.
+			pending = append([]string{comp}, pending...)
+			continue
+		}
 		if err != nil {
 			return "", err
 		}

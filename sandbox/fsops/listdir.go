@@ -1,6 +1,7 @@
 package fsops
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,8 +20,9 @@ const (
 // ListDir is the list_dir tool (E-32): the entries of the directory at
 // given, sorted by name, one a line: "name/" for a directory (a link to
 // one included), "name  (<size> bytes)" otherwise (a link's size is its
-// target's), "name  (broken symlink)" for a link that dangles, loops or
-// leads outside the tree. It shows at most 2000 entries and 8000
+// target's), "name  (symlink to outside the worktree)" for a link that
+// leads outside the tree, "name  (broken symlink)" for one that dangles or
+// loops. It shows at most 2000 entries and 8000
 // characters, each with a note when cut. Failures are results the model
 // reads; the error is for a tree that is gone (its root closed).
 func (f *FS) ListDir(given string) (string, error) {
@@ -69,7 +71,10 @@ func (f *FS) listRow(dir string, e fs.DirEntry) string {
 	if err == nil && info.Mode()&fs.ModeSymlink != 0 {
 		info, err = f.statLink(joinRel(dir, e.Name()))
 	}
+	var outside *errOutside
 	switch {
+	case errors.As(err, &outside):
+		return name + "  (symlink to outside the worktree)"
 	case err != nil:
 		return name + "  (broken symlink)"
 	case info.IsDir():

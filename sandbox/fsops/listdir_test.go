@@ -38,7 +38,7 @@ func TestListDir(t *testing.T) {
 		"a.txt  (5 bytes)",
 		"abs  (5 bytes)",
 		"dangling  (broken symlink)",
-		"etc  (broken symlink)",
+		"etc  (symlink to outside the worktree)",
 		"link-file  (5 bytes)",
 		"loop1  (broken symlink)",
 		"sub/",

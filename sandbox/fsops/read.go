@@ -155,6 +155,8 @@ func illFormedLen(b []byte) int {
 func (f *FS) readRegular(given, rel string) ([]byte, error) {
 	file, size, err := f.openInTree(rel, unix.O_RDONLY, 0)
 	switch {
+	case errors.Is(err, errIsDir):
+		return nil, failf("cannot read '%s': '%s' is a directory; use list_dir to see what it holds", given, f.abs(rel))
 	case errors.Is(err, errNotRegular):
 		return nil, failf("cannot read '%s': '%s' is not a regular file (refusing FIFO/device/socket)", given, f.abs(rel))
 	case err != nil:
@@ -186,6 +188,10 @@ func tooBigToRead(given, abs string, size int64) error {
 // errNotRegular is a file that is not a regular file (a FIFO, device,
 // socket or directory), which the file tools refuse.
 var errNotRegular = errors.New("not a regular file")
+
+// errIsDir is a directory where a file was asked for; it matches
+// errNotRegular too.
+var errIsDir = fmt.Errorf("%w: a directory", errNotRegular)
 
 // openInTree opens rel (a Resolve result) with flag, never following a
 // symlink at the final component and never blocking on a FIFO, and returns
@@ -230,6 +236,9 @@ func (f *FS) openInTree(rel string, flag int, perm uint32) (*os.File, int64, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		_ = unix.Close(fd)
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return nil, 0, errIsDir
+		}
 		return nil, 0, errNotRegular
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
@@ -289,10 +298,24 @@ func resolveFailure(op, given string, err error) error {
 
 // osReason is the part of an OS error the model can act on: "no such file
 // or directory", not the system call and the internal relative path.
+//
+// A path that another process changes while it is looked up surfaces as
+// EINVAL (a link replaced by a file between lstat and readlink) or as
+// os.Root's own "race" errors; the model is told that in words.
 func osReason(err error) string {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
+		if errno == syscall.EINVAL {
+			return changedMeanwhile
+		}
 		return errno.Error()
+	}
+	if strings.Contains(err.Error(), "race") {
+		return changedMeanwhile
 	}
 	return err.Error()
 }
+
+// changedMeanwhile is the reason given for a path that changed under a
+// tool while it looked the path up.
+const changedMeanwhile = "the path changed while it was being looked up (something else is changing it); try again"

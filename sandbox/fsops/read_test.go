@@ -136,7 +136,9 @@ func TestReadFileRefusals(t *testing.T) {
 		{"absolute outside", "/etc/passwd", outside("/etc/passwd", "/etc/passwd")},
 		{"link to /etc", "etc/passwd", outside("etc/passwd", "/etc/passwd")},
 		{"link to ..", "sub/up/x", outside("sub/up/x", base+"/x")},
-		{"directory", "sub", "ERROR: cannot read 'sub': '" + dir + "/sub' is not a regular file (refusing FIFO/device/socket)"},
+		{"directory", "sub", "ERROR: cannot read 'sub': '" + dir + "/sub' is a directory; use list_dir to see what it holds"},
+		{"the root", "", "ERROR: cannot read '': '" + dir + "' is a directory; use list_dir to see what it holds"},
+		{"a NUL", "a\x00b", "ERROR: the path 'a\\0b' contains a NUL byte (shown as \\0); no file name can hold one"},
 		{"fifo", "pipe", "ERROR: cannot read 'pipe': '" + dir + "/pipe' is not a regular file (refusing FIFO/device/socket)"},
 		{"over 5 MiB", "big.txt", "ERROR: cannot read 'big.txt': '" + dir + "/big.txt' is 5242881 bytes, over the 5242880-byte read limit; use grep to search it instead of reading it whole"},
 		{"symlink loop", "loop1", "ERROR: cannot resolve 'loop1': too many levels of symbolic links"},
@@ -238,5 +240,19 @@ func TestClosedRootEndsTheRun(t *testing.T) {
 	}
 	if got := fileText(t, filepath.Join(dir, "a.txt")); got != "a\n" {
 		t.Fatalf("file changed to %q", got)
+	}
+}
+
+// TestRacesAreWorded: an EINVAL or os.Root's race errors, what a path
+// changed meanwhile surfaces as, reach the model as a sentence.
+func TestRacesAreWorded(t *testing.T) {
+	for _, err := range []error{
+		&os.PathError{Op: "readlinkat", Path: "x", Err: syscall.EINVAL},
+		errors.New("statat race"),
+	} {
+		got := osFailure("read", "x", err).Error()
+		if strings.Contains(got, "invalid argument") || strings.Contains(got, "statat") || !strings.Contains(got, "changed while") {
+			t.Errorf("%v is worded %q", err, got)
+		}
 	}
 }
