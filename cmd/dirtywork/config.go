@@ -35,6 +35,13 @@ func configPath() string {
 // returns the names of the flags it set from the config file. A malformed
 // file, an unknown key or a bad value is an error naming the line.
 func applyDefaults(flags *pflag.FlagSet, env map[string]string, path string) (fromConfig map[string]bool, err error) {
+	return applyDefaultsSkipping(flags, env, path, nil)
+}
+
+// applyDefaultsSkipping is applyDefaults for a command that has only some
+// of run's flags: the config file's keys in ignore (run flags it does not
+// take) are passed over instead of refused.
+func applyDefaultsSkipping(flags *pflag.FlagSet, env map[string]string, path string, ignore map[string]bool) (fromConfig map[string]bool, err error) {
 	fromConfig = map[string]bool{}
 	for name, variable := range env {
 		if f := flags.Lookup(name); f != nil && !f.Changed {
@@ -66,6 +73,9 @@ func applyDefaults(flags *pflag.FlagSet, env map[string]string, path string) (fr
 	}
 	for key, raw := range values {
 		line := keyLine(data, key)
+		if ignore[key] {
+			continue
+		}
 		if key == apiKeysTable {
 			if _, err := apiKeysOf(raw); err != nil {
 				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
@@ -73,7 +83,7 @@ func applyDefaults(flags *pflag.FlagSet, env map[string]string, path string) (fr
 			continue
 		}
 		f := flags.Lookup(key)
-		if f == nil || f.Hidden || key == "help" {
+		if f == nil || f.Hidden || key == "help" || key == detachFlag {
 			return nil, fmt.Errorf("%s:%d: unknown setting '%s' (settings are the long names of 'dirtywork run' flags)", path, line, key)
 		}
 		if f.Changed {

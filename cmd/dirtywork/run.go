@@ -82,13 +82,21 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 // spec validates the flags and builds the run's Spec. Every problem is a
 // usage error (exit 2, nothing created).
 func (f *runFlags) spec(fs *pflag.FlagSet, args []string, fromConfig map[string]bool) (engine.Spec, error) {
-	var s engine.Spec
 	if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
-		return s, usageErrorf("run takes exactly one non-empty TASK argument (quote it)")
+		return engine.Spec{}, usageErrorf("run takes exactly one non-empty TASK argument (quote it)")
 	}
 	if f.repo == "" {
-		return s, usageErrorf("--repo is required")
+		return engine.Spec{}, usageErrorf("--repo is required")
 	}
+	s, err := f.settings(fs, fromConfig)
+	s.Repo, s.Task = f.repo, args[0]
+	return s, err
+}
+
+// settings validates the flags other than --repo and the task (resume
+// shares them) and builds the Spec without those two.
+func (f *runFlags) settings(fs *pflag.FlagSet, fromConfig map[string]bool) (engine.Spec, error) {
+	var s engine.Spec
 	atLeast := []struct {
 		name  string
 		value int
@@ -150,7 +158,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, args []string, fromConfig map[string]
 		}
 	}
 	s = engine.Spec{
-		Repo: f.repo, Task: args[0], Model: f.model, Provider: f.provider, BaseURL: baseURL,
+		Model: f.model, Provider: f.provider, BaseURL: baseURL,
 		BranchFrom: f.branchFrom, Sandbox: f.sandbox,
 		MaxTurns: f.maxTurns, Timeout: time.Duration(f.timeout) * time.Second,
 		MaxTokens: f.maxTokens, Stream: !f.noStream,
@@ -200,18 +208,34 @@ flag > environment > config file > built-in.`,
 			if err != nil {
 				return err
 			}
-			return executeRun(c.Context(), io, spec)
+			parent, child := detachMode(c)
+			if parent {
+				return startDetached(c.Context(), io)
+			}
+			return executeRun(c.Context(), io, spec, child, func(r *engine.Runner, s engine.Spec) (*engine.Payload, error) {
+				return r.Run(c.Context(), s)
+			})
 		},
 	}
 	f.register(cmd.Flags())
+	addDetachFlags(cmd)
 	return cmd
 }
 
-// executeRun runs spec and prints its one JSON object. The exit code
-// follows the status: 0 completed, 1 anything else; a refusal is exit 2
-// with nothing on stdout.
-func executeRun(ctx context.Context, io *streams, spec engine.Spec) error {
-	payload, err := runAndPrint(ctx, io, spec)
+// executeRun runs spec with start and prints its one JSON object. The
+// exit code follows the status: 0 completed, 1 anything else; a refusal is
+// exit 2 with nothing on stdout. A detached child announces its run to its
+// parent once the run exists.
+func executeRun(ctx context.Context, io *streams, spec engine.Spec, detachedChild bool,
+	start func(*engine.Runner, engine.Spec) (*engine.Payload, error),
+) error {
+	var onStarted func(engine.Started)
+	if detachedChild {
+		dc := newDetachedChild(io.errOut)
+		io = &streams{in: io.in, out: io.out, errOut: dc, args: io.args}
+		onStarted = dc.announce
+	}
+	payload, err := runAndPrint(ctx, io, spec, onStarted, start)
 	if err != nil {
 		return err
 	}
@@ -221,15 +245,21 @@ func executeRun(ctx context.Context, io *streams, spec engine.Spec) error {
 	return nil
 }
 
-// runAndPrint runs spec and prints its result object on stdout.
-func runAndPrint(ctx context.Context, io *streams, spec engine.Spec) (*engine.Payload, error) {
+// runAndPrint runs spec with start (Runner.Run when nil) and prints its
+// result object on stdout.
+func runAndPrint(ctx context.Context, io *streams, spec engine.Spec, onStarted func(engine.Started),
+	start func(*engine.Runner, engine.Spec) (*engine.Payload, error),
+) (*engine.Payload, error) {
 	key, unsent, err := apiKeyFor(spec.BaseURL, configPath())
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
 	spec.APIKey = key
-	runner := &engine.Runner{Stderr: io.errOut, Version: Version()}
-	payload, err := runner.Run(ctx, spec)
+	runner := &engine.Runner{Stderr: io.errOut, Version: Version(), OnStarted: onStarted}
+	if start == nil {
+		start = func(r *engine.Runner, s engine.Spec) (*engine.Payload, error) { return r.Run(ctx, s) }
+	}
+	payload, err := start(runner, spec)
 	if err != nil {
 		return nil, refusalError(err, spec, unsent)
 	}

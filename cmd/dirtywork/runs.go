@@ -24,7 +24,7 @@ func newRunsCmd(io *streams) *cobra.Command {
 			return withHint(errors.New("runs needs a command"), "see 'dirtywork runs --help'")
 		},
 	}
-	cmd.AddCommand(newRunsExportCmd(io))
+	cmd.AddCommand(newRunsExportCmd(io), newRunsWaitCmd(io))
 	for _, sub := range []struct{ use, short string }{
 		{"list", "List past runs"},
 		{"show SLUG", "Show one run"},

@@ -127,7 +127,9 @@ func (w *Workspace) open(ctx context.Context) error {
 	if w.toolbox, err = imageToolbox(w.cfg, img); err != nil {
 		return err
 	}
-	w.baseline = startBaseline(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.Worktree)
+	if !w.cfg.Resume { // a resumed run's lane holds the prior work: never fill it
+		w.baseline = startBaseline(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.Worktree)
+	}
 	if w.pack, err = makeBasePack(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory); err != nil {
 		return err
 	}
