@@ -37,7 +37,7 @@ type ResumeRequest struct {
 	// Spec holds what the flags say for everything a resume does not carry
 	// over from the prior run (limits, model server, docker resources).
 	// Model, Image and Provider count only when given.
-	Spec                                 Spec
+	Spec                                  Spec
 	ModelGiven, ImageGiven, ProviderGiven bool
 }
 

@@ -18,11 +18,11 @@ import (
 	"github.com/dirtywork/dirtywork/engine/provider/openai"
 	"github.com/dirtywork/dirtywork/engine/tools"
 	"github.com/dirtywork/dirtywork/gitops"
-	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/sandbox/host"
 	"github.com/dirtywork/dirtywork/sandbox/host/confine"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 

@@ -7,9 +7,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/export"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 )
 
 // finalizeWork is finalize, with RE-9's stash around a docker resume's
