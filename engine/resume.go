@@ -241,8 +241,13 @@ func ReadPriorRecord(dir string) (*PriorRecord, error) {
 		key string
 		dst *string
 	}{
-		{"slug", &pr.Slug}, {"repo", &pr.Repo}, {"worktree", &pr.Worktree}, {"branch", &pr.Branch},
-		{"base_commit", &pr.BaseCommit}, {"sandbox", &pr.Sandbox}, {"status", &pr.Status},
+		{"slug", &pr.Slug},
+		{"repo", &pr.Repo},
+		{"worktree", &pr.Worktree},
+		{"branch", &pr.Branch},
+		{"base_commit", &pr.BaseCommit},
+		{"sandbox", &pr.Sandbox},
+		{"status", &pr.Status},
 	} {
 		v, ok := rec.String(f.key)
 		if !ok {

@@ -241,4 +241,3 @@ func TestDetachedRunSurvivesItsTerminal(t *testing.T) {
 		t.Fatalf("after the terminal went away: exit %d %q %q", code, out, werr)
 	}
 }
-
