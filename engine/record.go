@@ -110,14 +110,8 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 	lost := addLost(nil, "transcript", tw.Err())
 	finalizeError := finalizeErrorOf(finErr, lost)
 	if fin != nil {
-		artifacts = &transcript.Artifacts{
-			DiffStat: fin.DiffStat, Untracked: fin.Untracked, FilesChanged: fin.FilesChanged,
-			FilesChangedTruncated: fin.FilesChangedTruncated, PatchPath: fin.PatchPath,
-			WorktreeBytes: fin.WorktreeBytes, WorktreeFiles: int(fin.WorktreeFiles),
-			EscapingSymlinks: fin.EscapingSymlinks, DroppedGitEntries: fin.DroppedGitEntries,
-			ExportStatus: fin.ExportStatus, WatchdogViolation: fin.WatchdogViolation,
-			WatchdogViolationKind: fin.WatchdogViolationKind,
-		}
+		a := *fin
+		artifacts = &a
 	}
 	prefixReuse := out.PrefixReuse
 	end := transcript.RunEnd{
@@ -244,14 +238,7 @@ func (r *Runner) evidenceLost(payload *Payload, lost []string) {
 
 // exportFields are the run.json fields a finalize (or `runs export`)
 // sets from what it found.
-func exportFields(fin *sandbox.Finalization) transcript.Record {
-	return transcript.Record{
-		"diff_stat": fin.DiffStat, "export_status": fin.ExportStatus, "patch_path": fin.PatchPath,
-		"worktree_bytes": fin.WorktreeBytes, "worktree_files": fin.WorktreeFiles,
-		"escaping_symlinks": nonNil(fin.EscapingSymlinks), "dropped_git_entries": nonNil(fin.DroppedGitEntries),
-		"files_changed": nonNil(fin.FilesChanged), "files_changed_truncated": fin.FilesChangedTruncated,
-	}
-}
+func exportFields(fin *sandbox.Finalization) transcript.Record { return fin.RecordFields() }
 
 func nonNil(s []string) []string {
 	if s == nil {

@@ -2,18 +2,12 @@ package gitops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 )
-
-// ErrNotLinkedWorktree: a path is not one of the repository's linked
-// worktrees (the main worktree included), as git's own records in the
-// common git dir tell.
-var ErrNotLinkedWorktree = errors.New("is not a linked worktree")
 
 // LinkedWorktree is a linked worktree as the repository records it.
 type LinkedWorktree struct {
@@ -35,7 +29,7 @@ type LinkedWorktree struct {
 func (g *Git) FindLinkedWorktree(ctx context.Context, repo Repo, worktree string) (LinkedWorktree, error) {
 	path, err := filepath.EvalSymlinks(worktree)
 	if err != nil {
-		return LinkedWorktree{}, fmt.Errorf("%s %w of %s: %w", worktree, ErrNotLinkedWorktree, repo.Root, err)
+		return LinkedWorktree{}, fmt.Errorf("%s is %w of %s: %w", worktree, ErrNotLinkedWorktree, repo.Root, err)
 	}
 	out, err := g.run(ctx, repo.Root, "worktree", "list", "--porcelain", "-z")
 	if err != nil {
@@ -55,12 +49,12 @@ func (g *Git) FindLinkedWorktree(ctx context.Context, repo Repo, worktree string
 		break
 	}
 	if found.Path == "" {
-		return LinkedWorktree{}, fmt.Errorf("%s %w of %s", worktree, ErrNotLinkedWorktree, repo.Root)
+		return LinkedWorktree{}, fmt.Errorf("%s is %w of %s", worktree, ErrNotLinkedWorktree, repo.Root)
 	}
 	admin := filepath.Join(repo.CommonDir, "worktrees")
 	dirs, err := os.ReadDir(admin)
 	if err != nil {
-		return LinkedWorktree{}, fmt.Errorf("%s %w of %s: read %s: %w", worktree, ErrNotLinkedWorktree, repo.Root, admin, err)
+		return LinkedWorktree{}, fmt.Errorf("%s is %w of %s: read %s: %w", worktree, ErrNotLinkedWorktree, repo.Root, admin, err)
 	}
 	for _, d := range dirs {
 		if !d.IsDir() {
@@ -84,7 +78,7 @@ func (g *Git) FindLinkedWorktree(ctx context.Context, repo Repo, worktree string
 			return found, nil
 		}
 	}
-	return LinkedWorktree{}, fmt.Errorf("%s %w of %s: no admin dir under %s names it", worktree, ErrNotLinkedWorktree, repo.Root, admin)
+	return LinkedWorktree{}, fmt.Errorf("%s is %w of %s: no admin dir under %s names it", worktree, ErrNotLinkedWorktree, repo.Root, admin)
 }
 
 // Records returns the lanes of the manifest as recorded, without looking

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // Workspace is the tree a run's tools act on, and the shell they run in.
@@ -71,24 +73,10 @@ type BashResult struct {
 	LaunchError string
 }
 
-// Finalization is what a workspace reports once the loop has ended. The
-// JSON names are the run_end and run.json fields of the machine contract.
-type Finalization struct {
-	DiffStat              string   `json:"diff_stat"`
-	Untracked             string   `json:"untracked"`
-	FilesChanged          []string `json:"files_changed"`
-	FilesChangedTruncated bool     `json:"files_changed_truncated"`
-	PatchPath             *string  `json:"patch_path"`
-	WorktreeBytes         int64    `json:"worktree_bytes"`
-	WorktreeFiles         int64    `json:"worktree_files"`
-	EscapingSymlinks      []string `json:"escaping_symlinks"`
-	DroppedGitEntries     []string `json:"dropped_git_entries"`
-	ExportStatus          string   `json:"export_status"`
-	// WatchdogViolation and WatchdogViolationKind are set by a backend
-	// whose watchdog stopped the run (docker).
-	WatchdogViolation     *string `json:"watchdog_violation"`
-	WatchdogViolationKind *string `json:"watchdog_violation_kind"`
-}
+// Finalization is what a workspace reports once the loop has ended: the
+// run's result fields, defined once in the transcript package (their JSON
+// names are the run_end and run.json fields of the machine contract).
+type Finalization = transcript.Artifacts
 
 // BudgetError ends a run whose tree grew past its caps (status
 // budget_exceeded). Reason is the contract's text, e.g. "worktree exceeds

@@ -244,7 +244,11 @@ func (e Setup) normalized() Event {
 	return e
 }
 
-// Artifacts are the finalize results carried by a runner's run_end.
+// Artifacts are a run's result fields: what its finalize (or a later
+// `runs export`) found. They are defined here once and carried everywhere
+// they appear: a workspace's finalize returns them (sandbox.Finalization is
+// this type), run_end carries them inline, run.json stores them (see
+// RecordFields) and the runs store reads them back.
 type Artifacts struct {
 	DiffStat              string   `json:"diff_stat"`
 	Untracked             string   `json:"untracked"` // "" in docker mode
@@ -252,12 +256,26 @@ type Artifacts struct {
 	FilesChangedTruncated bool     `json:"files_changed_truncated"`
 	PatchPath             *string  `json:"patch_path"` // nil in host mode
 	WorktreeBytes         int64    `json:"worktree_bytes"`
-	WorktreeFiles         int      `json:"worktree_files"`
+	WorktreeFiles         int64    `json:"worktree_files"`
 	EscapingSymlinks      []string `json:"escaping_symlinks"`
 	DroppedGitEntries     []string `json:"dropped_git_entries"`
 	ExportStatus          string   `json:"export_status"` // "n/a" in host mode
-	WatchdogViolation     *string  `json:"watchdog_violation"`
-	WatchdogViolationKind *string  `json:"watchdog_violation_kind"`
+	// WatchdogViolation and WatchdogViolationKind are set by a backend
+	// whose watchdog stopped the run (docker).
+	WatchdogViolation     *string `json:"watchdog_violation"`
+	WatchdogViolationKind *string `json:"watchdog_violation_kind"`
+}
+
+// RecordFields are the run.json keys a finalize or an export sets from a:
+// every field but untracked (run_end only) and the watchdog's pair (set by
+// the run's end alone), lists never null.
+func (a *Artifacts) RecordFields() Record {
+	return Record{
+		"diff_stat": a.DiffStat, "export_status": a.ExportStatus, "patch_path": a.PatchPath,
+		"worktree_bytes": a.WorktreeBytes, "worktree_files": a.WorktreeFiles,
+		"escaping_symlinks": nonNilStrings(a.EscapingSymlinks), "dropped_git_entries": nonNilStrings(a.DroppedGitEntries),
+		"files_changed": nonNilStrings(a.FilesChanged), "files_changed_truncated": a.FilesChangedTruncated,
+	}
 }
 
 // RunEnd is the last line of a run the runner finished, whatever its status.

@@ -43,10 +43,6 @@ func TestVersion(t *testing.T) {
 
 func TestNotLandedCommandsRefuse(t *testing.T) {
 	for _, args := range [][]string{
-		{"runs", "list"},
-		{"runs", "show", "x"},
-		{"runs", "clean"},
-		{"runs", "verdict", "x"},
 		{"bench"},
 		{"tui"},
 	} {

@@ -10,8 +10,8 @@ import (
 	"github.com/dirtywork/dirtywork/engine"
 )
 
-// newRunsCmd is `dirtywork runs`: past runs. Only export is in this build;
-// list, show, clean and verdict say so.
+// newRunsCmd is `dirtywork runs`: the review loop after a run, every verb
+// a call into engine/runs.
 func newRunsCmd(io *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
@@ -24,15 +24,8 @@ func newRunsCmd(io *streams) *cobra.Command {
 			return withHint(errors.New("runs needs a command"), "see 'dirtywork runs --help'")
 		},
 	}
-	cmd.AddCommand(newRunsExportCmd(io), newRunsWaitCmd(io))
-	for _, sub := range []struct{ use, short string }{
-		{"list", "List past runs"},
-		{"show SLUG", "Show one run"},
-		{"clean", "Remove finished runs' worktrees and leftovers"},
-		{"verdict SLUG", "Record a review verdict"},
-	} {
-		cmd.AddCommand(notLanded(sub.use, sub.short, "run management"))
-	}
+	cmd.AddCommand(newRunsListCmd(io), newRunsShowCmd(io), newRunsExportCmd(io), newRunsVerdictCmd(io),
+		newRunsAcceptCmd(io), newRunsMergeCmd(io), newRunsCleanCmd(io), newRunsWaitCmd(io))
 	return cmd
 }
 

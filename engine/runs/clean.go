@@ -1,0 +1,504 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+// CleanOptions tune Clean.
+type CleanOptions struct {
+	// Force removes a dirty worktree, a branch with commits beyond its
+	// base and a crashed run's leftovers; the work is parked first.
+	Force bool
+	// KeepTranscript keeps run.json and transcript.jsonl in the run dir.
+	KeepTranscript bool
+	// DryRun says what would be done, doing nothing.
+	DryRun bool
+}
+
+// Action is one line of what Clean did: `<action>: <detail>`.
+type Action struct {
+	Action string `json:"action"`
+	Detail string `json:"detail"`
+}
+
+func (a Action) String() string { return a.Action + ": " + a.Detail }
+
+// Skipped reports an action that left something in place for a reason.
+func (a Action) Skipped() bool { return strings.HasPrefix(a.Action, "skip") }
+
+// CleanResult is what Clean did to one run.
+type CleanResult struct {
+	Slug    string   `json:"slug"`
+	Actions []Action `json:"actions"`
+	// Parked is the ref the run's work was parked under, "" when none was.
+	Parked string `json:"parked"`
+	DryRun bool   `json:"dry_run"`
+}
+
+// Skipped reports a result with any skip action (exit 1 for the CLI).
+func (r *CleanResult) Skipped() bool {
+	for _, a := range r.Actions {
+		if a.Skipped() {
+			return true
+		}
+	}
+	return false
+}
+
+type cleaner struct {
+	s    *Store
+	opts CleanOptions
+	res  *CleanResult
+	run  *Run
+}
+
+func (c *cleaner) act(action, format string, args ...any) {
+	c.res.Actions = append(c.res.Actions, Action{Action: action, Detail: fmt.Sprintf(format, args...)})
+}
+
+func (c *cleaner) skipped() bool { return c.res.Skipped() }
+
+// Clean removes what a finished run left (R-7), never deleting work that
+// is merged nowhere: a kept volume whose tree never reached the worktree
+// is exported into it first, and with Force a branch with commits beyond
+// its base or a worktree with changes is parked under
+// refs/dirtywork/parked/<slug> before it goes. Containers and volumes go
+// only when their labels name this run; what is already gone is fine, and
+// cleaning twice is too. It never fails: every problem is a skip action.
+func (s *Store) Clean(ctx context.Context, slug string, opts CleanOptions) *CleanResult {
+	c := &cleaner{s: s, opts: opts, res: &CleanResult{Slug: slug, Actions: []Action{}, DryRun: opts.DryRun}}
+	c.clean(ctx)
+	return c.res
+}
+
+// CleanAll cleans every run under the root.
+func (s *Store) CleanAll(ctx context.Context, opts CleanOptions) ([]*CleanResult, error) {
+	slugs, err := s.slugs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*CleanResult, 0, len(slugs))
+	for _, slug := range slugs {
+		if _, err := os.Lstat(filepath.Join(s.root, slug, transcript.RecordName)); err != nil {
+			continue
+		}
+		out = append(out, s.Clean(ctx, slug, opts))
+	}
+	return out, nil
+}
+
+func (c *cleaner) clean(ctx context.Context) {
+	slug := c.res.Slug
+	run, err := c.s.Get(slug)
+	if err != nil {
+		c.act("skip", "%v", err)
+		return
+	}
+	c.run = run
+	if uid, ok := ownerUID(filepath.Join(run.Dir, transcript.RecordName)); !ok || uid != os.Getuid() {
+		c.act("skip", "run.json of '%s' is not owned by the current user", slug)
+		return
+	}
+	if !c.stale() {
+		return
+	}
+	c.objects(ctx)
+	if c.skipped() {
+		c.act("kept-worktree", "%s", dash(run.Record.Worktree))
+		c.act("kept-run-dir", "%s", run.Dir)
+		return
+	}
+	removed := c.worktree(ctx)
+	c.stashes(removed)
+	c.runDir()
+}
+
+// stale applies R-7's staleness rule, with the liveness lock as the test
+// (and host_pid only for records of versions that had no lock).
+func (c *cleaner) stale() bool {
+	rec := &c.run.Record
+	if rec.Status != StatusRunning {
+		return true
+	}
+	alive := c.run.Alive
+	if !alive && !hasLivenessFile(c.run.Dir) {
+		if rec.HostPID == nil {
+			c.act("skip", "'%s' is recorded as running with no host_pid; it cannot be told dead", c.run.Slug)
+			return false
+		}
+		alive = pidAlive(*rec.HostPID)
+	}
+	if alive {
+		c.act("skip", "'%s' is still running (its host process is alive)", c.run.Slug)
+		return false
+	}
+	if !c.opts.Force {
+		c.act("skip", "'%s' is recorded as running with a dead host process; use --force to clean it", c.run.Slug)
+		return false
+	}
+	return true
+}
+
+// objects removes the run's containers, then its volumes, when their
+// labels match; a work volume whose tree never reached the worktree is
+// exported first.
+func (c *cleaner) objects(ctx context.Context) {
+	rec := &c.run.Record
+	want := map[string]string{docker.LabelRun: c.run.Slug}
+	if rec.Repo != "" {
+		want[docker.LabelRepo] = docker.RepoLabel(rec.Repo)
+	}
+	names := []string{}
+	if n := Str(rec.Container); n != "" {
+		names = append(names, n)
+	}
+	for _, n := range names {
+		c.removeObject(ctx, "container", n, want, true)
+	}
+	extraC, extraV, _ := docker.RunObjectNames(c.run.Slug)
+	if rec.Sandbox == "docker" {
+		for _, n := range extraC {
+			if n != Str(rec.Container) {
+				c.removeObject(ctx, "container", n, want, false)
+			}
+		}
+	}
+	if c.skipped() {
+		return
+	}
+	if v := Str(rec.Volume); v != "" {
+		if !c.exportFirst(ctx, v, want) {
+			return
+		}
+		c.removeObject(ctx, "volume", v, want, true)
+	}
+	if rec.Sandbox == "docker" {
+		for _, n := range extraV {
+			if n != Str(rec.Volume) {
+				c.removeObject(ctx, "volume", n, want, false)
+			}
+		}
+	}
+}
+
+// removeObject inspects and removes one container or volume; report says
+// whether an absent one gets an action line.
+func (c *cleaner) removeObject(ctx context.Context, kind, name string, want map[string]string, report bool) {
+	inspect, remove := c.s.docker.ContainerLabels, c.s.docker.RemoveContainer
+	if kind == "volume" {
+		inspect, remove = c.s.docker.VolumeLabels, c.s.docker.RemoveVolume
+	}
+	labels, err := inspect(ctx, name)
+	switch {
+	case errors.Is(err, ErrObjectGone):
+		if report {
+			c.act("absent-"+kind, "%s", name)
+		}
+		return
+	case err != nil:
+		c.act("skip-"+kind, "%s: cannot inspect: %v", name, err)
+		return
+	}
+	for k, v := range want {
+		if labels[k] != v {
+			c.act("skip-"+kind, "%s: labels do not match (not this run's)", name)
+			return
+		}
+	}
+	if c.opts.DryRun {
+		c.act("remove-"+kind, "%s", name)
+		return
+	}
+	if err := remove(ctx, name, want); err != nil {
+		c.act("skip-"+kind, "%s: %v", name, err)
+		return
+	}
+	c.act("removed-"+kind, "%s", name)
+}
+
+// exportFirst keeps a work volume's tree: when the volume exists and the
+// worktree holds nothing but its .git file, the tree is exported into it
+// (the validated export) before the volume may go. False means the
+// volume must stay.
+func (c *cleaner) exportFirst(ctx context.Context, volume string, want map[string]string) bool {
+	rec := &c.run.Record
+	if rec.Worktree == "" || !onlyGitFile(rec.Worktree) {
+		return true
+	}
+	labels, err := c.s.docker.VolumeLabels(ctx, volume)
+	if err != nil || labels[docker.LabelRun] != want[docker.LabelRun] {
+		return true // absent, or not ours: removeObject says so
+	}
+	if c.opts.DryRun {
+		c.act("export-volume", "%s into %s (its tree never reached the worktree)", volume, rec.Worktree)
+		return true
+	}
+	res, err := c.s.export(ctx, c.run.Slug, engine.ExportOptions{KeepVolume: true, DefaultImage: c.s.defaultImage})
+	if err != nil || res == nil || !res.OK {
+		reason := "export failed"
+		if err != nil {
+			reason = err.Error()
+		} else if res != nil {
+			reason = res.Status
+		}
+		c.act("skip-volume", "%s: its tree never reached the worktree and cannot be exported (%s); kept", volume, reason)
+		return false
+	}
+	c.act("exported-volume", "%s into %s", volume, rec.Worktree)
+	return true
+}
+
+// worktree removes the run's worktree and branch (R-7 step 5), parking
+// work first under --force. It reports whether the worktree was removed.
+func (c *cleaner) worktree(ctx context.Context) bool {
+	rec := &c.run.Record
+	if rec.Worktree == "" || rec.Repo == "" {
+		return false
+	}
+	if Str(rec.ResumedBy) != "" {
+		c.act("kept-worktree", "%s (run '%s' resumed it and owns it now)", rec.Worktree, Str(rec.ResumedBy))
+		return false
+	}
+	repo, err := c.s.git.ResolveRepo(ctx, rec.Repo)
+	if err != nil {
+		c.act("skip-worktree", "%s: its repository cannot be read: %v", rec.Worktree, err)
+		return false
+	}
+	if _, err := os.Lstat(rec.Worktree); errors.Is(err, os.ErrNotExist) {
+		return c.worktreeGone(ctx, repo)
+	}
+	l, err := c.s.openLane(ctx, c.run)
+	if err != nil {
+		c.act("skip-worktree", "%v", err)
+		return false
+	}
+	park, dirty, err := c.s.snapshotForPark(ctx, c.run, l)
+	if err != nil {
+		c.act("skip-worktree", "%s: cannot tell whether it is clean: %v", rec.Worktree, err)
+		return false
+	}
+	ahead := 0
+	if l.tip != "" {
+		if ahead, err = c.s.git.CommitsBeyond(ctx, repo.Root, rec.BaseCommit, l.tip); err != nil {
+			c.act("skip-worktree", "%s: cannot count its commits beyond the base: %v", rec.Worktree, err)
+			return false
+		}
+	}
+	if !c.opts.Force && dirty {
+		c.act("skip-worktree", "%s has uncommitted changes (accept the run, or --force to park them under %s)", rec.Worktree, ParkedRef(c.run.Slug))
+		return false
+	}
+	if !c.opts.Force && ahead > 0 {
+		c.act("skip-worktree", "%s: branch %s has %d commits beyond its base (merge it, or --force to park them under %s)", rec.Worktree, rec.Branch, ahead, ParkedRef(c.run.Slug))
+		return false
+	}
+	if dirty || ahead > 0 {
+		if !c.parkWork(ctx, repo.Root, park) {
+			return false
+		}
+	}
+	checkedOut := ""
+	if wts, err := c.s.git.Worktrees(ctx, repo.Root); err == nil {
+		for _, wt := range wts {
+			if resolved(wt.Path) == l.worktree {
+				checkedOut = strings.TrimPrefix(wt.Branch, "refs/heads/")
+			}
+		}
+	}
+	if c.opts.DryRun {
+		c.act("remove-worktree", "%s", rec.Worktree)
+		return true
+	}
+	if _, err := c.s.git.Run(ctx, gitops.Call{Dir: repo.Root, Neutral: true, Args: []string{"worktree", "remove", "--force", l.worktree}}); err != nil {
+		c.act("skip-worktree", "%s: %v", rec.Worktree, err)
+		return false
+	}
+	c.act("removed-worktree", "%s", rec.Worktree)
+	if checkedOut != rec.Branch {
+		c.act("skip-branch", "%s: the worktree had %s checked out; left alone", rec.Branch, dash(checkedOut))
+	} else {
+		c.deleteBranch(ctx, repo.Root, l.tip)
+	}
+	c.forgetLane(ctx, repo)
+	return true
+}
+
+// worktreeGone handles a worktree deleted by hand: prune, and delete the
+// branch if it is ours and nothing has it out (its commits parked first).
+func (c *cleaner) worktreeGone(ctx context.Context, repo gitops.Repo) bool {
+	rec := &c.run.Record
+	if !c.opts.DryRun {
+		_, _ = c.s.git.Run(ctx, gitops.Call{Dir: repo.Root, Args: []string{"worktree", "prune"}})
+	}
+	c.act("absent-worktree", "%s", rec.Worktree)
+	if !strings.HasPrefix(rec.Branch, "dirtywork/") {
+		return true
+	}
+	tip, ok, err := c.s.git.RefTip(ctx, repo.Root, "refs/heads/"+rec.Branch)
+	if err != nil || !ok {
+		return true
+	}
+	if wts, err := c.s.git.Worktrees(ctx, repo.Root); err != nil {
+		return true
+	} else {
+		for _, wt := range wts {
+			if wt.Branch == "refs/heads/"+rec.Branch {
+				return true // checked out elsewhere: not ours to delete
+			}
+		}
+	}
+	if ahead, err := c.s.git.CommitsBeyond(ctx, repo.Root, rec.BaseCommit, tip); err != nil || ahead > 0 {
+		if !c.parkWork(ctx, repo.Root, tip) {
+			return true
+		}
+	}
+	c.deleteBranch(ctx, repo.Root, tip)
+	c.forgetLane(ctx, repo)
+	return true
+}
+
+func (c *cleaner) parkWork(ctx context.Context, repo, commit string) bool {
+	if c.opts.DryRun {
+		c.act("park", "%s", ParkedRef(c.run.Slug))
+		c.res.Parked = ParkedRef(c.run.Slug)
+		return true
+	}
+	how, err := c.s.park(ctx, repo, c.run.Slug, commit)
+	if err != nil {
+		c.act("skip-worktree", "%v", err)
+		return false
+	}
+	c.act("parked", "%s", how)
+	c.res.Parked = ParkedRef(c.run.Slug)
+	_, _ = transcript.MergeRecord(c.run.Dir, transcript.Record{"parked_ref": c.res.Parked})
+	return true
+}
+
+func (c *cleaner) deleteBranch(ctx context.Context, repo, tip string) {
+	branch := c.run.Record.Branch
+	if tip == "" {
+		return
+	}
+	if c.opts.DryRun {
+		c.act("remove-branch", "%s", branch)
+		return
+	}
+	if err := c.s.git.UpdateRef(ctx, repo, "refs/heads/"+branch, "", tip, "dirtywork clean "+c.run.Slug); err != nil {
+		c.act("skip-branch", "%s: %v", branch, err)
+		return
+	}
+	c.act("removed-branch", "%s", branch)
+}
+
+// forgetLane drops lanes git no longer knows from the lane manifest.
+func (c *cleaner) forgetLane(ctx context.Context, repo gitops.Repo) {
+	if c.opts.DryRun {
+		return
+	}
+	_, _ = gitops.NewManager(c.s.git, repo).Recover(ctx)
+}
+
+// stashes removes the run's pre-resume stash (R-7 step 6).
+func (c *cleaner) stashes(worktreeRemoved bool) {
+	wt := c.run.Record.Worktree
+	if wt == "" {
+		return
+	}
+	own := wt + ".pre-resume-" + c.run.Slug
+	all, _ := filepath.Glob(wt + ".pre-resume-*")
+	for _, st := range all {
+		if st != own && !worktreeRemoved && !c.opts.Force {
+			continue
+		}
+		if c.opts.DryRun {
+			c.act("remove-stash", "%s", st)
+			continue
+		}
+		if err := os.RemoveAll(st); err != nil {
+			c.act("skip-stash", "%s: %v", st, err)
+			continue
+		}
+		c.act("removed-stash", "%s", st)
+	}
+	if !worktreeRemoved && !c.opts.Force {
+		for _, st := range all {
+			if st != own {
+				c.act("kept-stash", "%s", st)
+			}
+		}
+	}
+}
+
+// runDir removes the run dir, or keeps run.json and the transcript.
+func (c *cleaner) runDir() {
+	if c.skipped() {
+		c.act("kept-run-dir", "%s", c.run.Dir)
+		return
+	}
+	if c.opts.DryRun {
+		c.act("remove-rundir", "%s", c.run.Dir)
+		return
+	}
+	if c.opts.KeepTranscript {
+		entries, err := os.ReadDir(c.run.Dir)
+		if err != nil {
+			c.act("skip-rundir", "%s: %v", c.run.Dir, err)
+			return
+		}
+		for _, e := range entries {
+			switch e.Name() {
+			case transcript.RecordName, transcript.TranscriptName, ".run.json.lock":
+				continue
+			}
+			if err := os.RemoveAll(filepath.Join(c.run.Dir, e.Name())); err != nil {
+				c.act("skip-rundir", "%s: %v", e.Name(), err)
+				return
+			}
+		}
+		c.act("kept-transcript", "%s", c.run.Dir)
+		return
+	}
+	if err := os.RemoveAll(c.run.Dir); err != nil {
+		c.act("skip-rundir", "%s: %v", c.run.Dir, err)
+		return
+	}
+	c.act("removed-rundir", "%s", c.run.Dir)
+}
+
+func ownerUID(path string) (int, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
+
+func hasLivenessFile(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, ".alive"))
+	return err == nil
+}
+
+// pidAlive is D-4's test, for records of versions without a liveness
+// lock: signal 0, EPERM counts as alive.
+func pidAlive(pid int64) bool {
+	if pid <= 0 || pid > 1<<22 {
+		return false
+	}
+	err := syscall.Kill(int(pid), 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,272 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+func actions(r *CleanResult) string {
+	var lines []string
+	for _, a := range r.Actions {
+		lines = append(lines, a.String())
+	}
+	return strings.Join(lines, "\n")
+}
+
+func mustContain(t *testing.T, r *CleanResult, wants ...string) {
+	t.Helper()
+	got := actions(r)
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("actions lack %q:\n%s", w, got)
+		}
+	}
+}
+
+func TestCleanRemovesMatchingObjectsAndTheRunDir(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	e.addLaneRun(repo, "slug1", map[string]any{"sandbox": "docker", "container": "dw-slug1", "volume": "dw-slug1-work"})
+	e.docker.addContainer("dw-slug1", "exited", "slug1", repo)
+	e.docker.addVolume("dw-slug1-work", "slug1", repo)
+	e.docker.addVolume("dw-slug1-tools", "slug1", repo)
+	r := e.store.Clean(t.Context(), "slug1", CleanOptions{})
+	if r.Skipped() {
+		t.Fatalf("skipped:\n%s", actions(r))
+	}
+	mustContain(t, r, "removed-container: dw-slug1", "removed-volume: dw-slug1-work", "removed-volume: dw-slug1-tools",
+		"removed-worktree: ", "removed-branch: dirtywork/slug1", "removed-rundir: ")
+	if _, err := os.Stat(filepath.Join(e.root, "slug1")); !os.IsNotExist(err) {
+		t.Error("run dir still there")
+	}
+	if out := git(t, repo, "branch", "--list", "dirtywork/slug1"); out != "" {
+		t.Errorf("branch still there: %q", out)
+	}
+	// Twice is fine: the run is gone, which is a skip for an unknown slug
+	// (0.9.1), but nothing else is touched.
+	again := e.store.Clean(t.Context(), "slug1", CleanOptions{})
+	mustContain(t, again, "skip: no such run 'slug1'")
+}
+
+func TestCleanTwiceAfterKeepTranscript(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	e.addLaneRun(repo, "kept", map[string]any{"sandbox": "docker", "container": "dw-kept", "volume": "dw-kept-work"})
+	writeFile(t, filepath.Join(e.root, "kept", "transcript.jsonl"), "")
+	writeFile(t, filepath.Join(e.root, "kept", "diff.patch"), "x")
+	for i := range 2 {
+		r := e.store.Clean(t.Context(), "kept", CleanOptions{KeepTranscript: true})
+		if r.Skipped() {
+			t.Fatalf("round %d skipped:\n%s", i, actions(r))
+		}
+		mustContain(t, r, "absent-container: dw-kept", "absent-volume: dw-kept-work", "kept-transcript: ")
+	}
+	entries, _ := os.ReadDir(filepath.Join(e.root, "kept"))
+	var names []string
+	for _, en := range entries {
+		if !strings.HasPrefix(en.Name(), ".") {
+			names = append(names, en.Name())
+		}
+	}
+	if !equal(names, []string{"run.json", "transcript.jsonl"}) {
+		t.Errorf("left %v", names)
+	}
+}
+
+func TestCleanRefusesForeignLabelsAndADeadDaemon(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "labels", map[string]any{"sandbox": "docker", "container": "dw-labels", "volume": "dw-labels-work"})
+	e.docker.addContainer("dw-labels", "exited", "someone-else", repo)
+	r := e.store.Clean(t.Context(), "labels", CleanOptions{Force: true})
+	if !r.Skipped() {
+		t.Fatal("not skipped")
+	}
+	mustContain(t, r, "skip-container: dw-labels: labels do not match", "kept-worktree: ", "kept-run-dir: ")
+	if _, err := os.Stat(wt); err != nil {
+		t.Error("worktree removed")
+	}
+	e.docker.down = errors.New("Cannot connect to the Docker daemon: no such file or directory")
+	r = e.store.Clean(t.Context(), "labels", CleanOptions{Force: true})
+	mustContain(t, r, "skip-container: dw-labels: cannot inspect", "kept-run-dir: ")
+	if len(e.docker.removed) != 0 {
+		t.Errorf("removed %v", e.docker.removed)
+	}
+}
+
+func TestCleanLiveAndCrashedRuns(t *testing.T) {
+	e := newEnv(t)
+	dir := e.addRun("live", map[string]any{"status": "running", "host_pid": os.Getpid()})
+	lock, err := transcript.AcquireLiveness(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.store.Clean(t.Context(), "live", CleanOptions{Force: true})
+	mustContain(t, r, "skip: 'live' is still running (its host process is alive)")
+	_ = lock.Release()
+	r = e.store.Clean(t.Context(), "live", CleanOptions{})
+	mustContain(t, r, "dead host process")
+	if !r.Skipped() {
+		t.Error("a crashed run was cleaned without --force")
+	}
+	r = e.store.Clean(t.Context(), "live", CleanOptions{Force: true})
+	if r.Skipped() {
+		t.Errorf("crashed run with --force:\n%s", actions(r))
+	}
+	// A record of a version without the lock: its host_pid decides.
+	e.addRun("old", map[string]any{"status": "running", "host_pid": os.Getpid()})
+	mustContain(t, e.store.Clean(t.Context(), "old", CleanOptions{Force: true}), "host process is alive")
+}
+
+func TestCleanInvalidSlugsTouchNothing(t *testing.T) {
+	e := newEnv(t)
+	for _, slug := range []string{"../victim", "/etc", ".", "..", "a/b", "", "-x", "unknown"} {
+		if r := e.store.Clean(t.Context(), slug, CleanOptions{Force: true}); !r.Skipped() || len(r.Actions) != 1 {
+			t.Errorf("%q: %s", slug, actions(r))
+		}
+	}
+}
+
+func TestCleanNotOwned(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("changing a file's owner needs root")
+	}
+	e := newEnv(t)
+	dir := e.addRun("foreign", nil)
+	if err := os.Chown(filepath.Join(dir, "run.json"), 12345, 12345); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, e.store.Clean(t.Context(), "foreign", CleanOptions{Force: true}), "skip: run.json of 'foreign' is not owned")
+}
+
+func TestCleanNeverLosesWork(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "dirty", nil)
+	writeFile(t, filepath.Join(wt, "work.txt"), "precious\n")
+	r := e.store.Clean(t.Context(), "dirty", CleanOptions{})
+	mustContain(t, r, "skip-worktree: ", "uncommitted changes", "kept-run-dir: ")
+	if _, err := os.Stat(filepath.Join(wt, "work.txt")); err != nil {
+		t.Fatal("work deleted without --force")
+	}
+	r = e.store.Clean(t.Context(), "dirty", CleanOptions{Force: true})
+	if r.Skipped() {
+		t.Fatalf("--force skipped:\n%s", actions(r))
+	}
+	mustContain(t, r, "parked: refs/dirtywork/parked/dirty", "removed-worktree: ", "removed-branch: dirtywork/dirty")
+	if got := git(t, repo, "show", "refs/dirtywork/parked/dirty:work.txt"); got != "precious" {
+		t.Errorf("parked work.txt = %q", got)
+	}
+
+	wt = e.addLaneRun(repo, "ahead", nil)
+	writeFile(t, filepath.Join(wt, "c.txt"), "committed\n")
+	git(t, wt, "add", "c.txt")
+	git(t, wt, "commit", "-q", "-m", "worker commit")
+	mustContain(t, e.store.Clean(t.Context(), "ahead", CleanOptions{}), "commits beyond its base")
+	r = e.store.Clean(t.Context(), "ahead", CleanOptions{Force: true})
+	mustContain(t, r, "parked: refs/dirtywork/parked/ahead")
+	if got := git(t, repo, "show", "refs/dirtywork/parked/ahead:c.txt"); got != "committed" {
+		t.Errorf("parked c.txt = %q", got)
+	}
+
+	// A worktree deleted by hand: its branch's commits are parked too.
+	wt = e.addLaneRun(repo, "handgone", nil)
+	writeFile(t, filepath.Join(wt, "d.txt"), "d\n")
+	git(t, wt, "add", "d.txt")
+	git(t, wt, "commit", "-q", "-m", "worker commit")
+	if err := os.RemoveAll(wt); err != nil {
+		t.Fatal(err)
+	}
+	r = e.store.Clean(t.Context(), "handgone", CleanOptions{})
+	if r.Skipped() {
+		t.Fatalf("hand-deleted worktree:\n%s", actions(r))
+	}
+	mustContain(t, r, "absent-worktree: ", "parked: refs/dirtywork/parked/handgone", "removed-branch: dirtywork/handgone")
+}
+
+func TestCleanRefusesWorktreesThatAreNotTheRuns(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	other := filepath.Join(repo, ".worktrees", "mine")
+	git(t, repo, "worktree", "add", "-q", "-b", "mine", other, "main")
+	e.addRun("foreignwt", map[string]any{"repo": repo, "worktree": other, "branch": "mine", "base_commit": git(t, repo, "rev-parse", "main")})
+	mustContain(t, e.store.Clean(t.Context(), "foreignwt", CleanOptions{Force: true}), "skip-worktree: ", "not a linked worktree")
+	if _, err := os.Stat(other); err != nil {
+		t.Error("a worktree that is not the run's was removed")
+	}
+}
+
+func TestCleanOtherBranchCheckedOutAndResumedBy(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "switched", nil)
+	git(t, wt, "checkout", "-q", "-b", "elsewhere")
+	r := e.store.Clean(t.Context(), "switched", CleanOptions{Force: true})
+	mustContain(t, r, "removed-worktree: ", "skip-branch: dirtywork/switched")
+	if git(t, repo, "branch", "--list", "dirtywork/switched") == "" {
+		t.Error("the recorded branch was deleted though another was checked out")
+	}
+
+	wt = e.addLaneRun(repo, "resumed", map[string]any{"resumed_by": "newer"})
+	r = e.store.Clean(t.Context(), "resumed", CleanOptions{})
+	if r.Skipped() {
+		t.Fatalf("resumed:\n%s", actions(r))
+	}
+	mustContain(t, r, "kept-worktree: ", "removed-rundir: ")
+	if _, err := os.Stat(wt); err != nil {
+		t.Error("the worktree a newer run owns was removed")
+	}
+}
+
+func TestCleanExportsAVolumeWhoseTreeNeverReachedTheWorktree(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	var exported []string
+	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(_ context.Context, slug string, opts engine.ExportOptions) (*engine.ExportResult, error) {
+		exported = append(exported, slug)
+		if !opts.KeepVolume {
+			t.Error("the export was asked to drop the volume itself")
+		}
+		wt := filepath.Join(repo, ".worktrees", "dw-"+slug)
+		writeFile(t, filepath.Join(wt, "a.txt"), "from the volume\n")
+		writeFile(t, filepath.Join(wt, "b.txt"), "beta\n")
+		return &engine.ExportResult{Slug: slug, OK: true, Status: "ok"}, nil
+	}))
+	wt := e.addLaneRun(repo, "vol", map[string]any{"sandbox": "docker", "status": "export_failed", "container": "dw-vol", "volume": "dw-vol-work"})
+	for _, n := range []string{"a.txt", "b.txt"} {
+		_ = os.Remove(filepath.Join(wt, n))
+	}
+	e.docker.addVolume("dw-vol-work", "vol", repo)
+	r := e.store.Clean(t.Context(), "vol", CleanOptions{})
+	mustContain(t, r, "exported-volume: dw-vol-work", "removed-volume: dw-vol-work", "skip-worktree: ")
+	if len(exported) != 1 {
+		t.Fatalf("exported %v", exported)
+	}
+	r = e.store.Clean(t.Context(), "vol", CleanOptions{Force: true})
+	mustContain(t, r, "parked: refs/dirtywork/parked/vol")
+	if got := git(t, repo, "show", "refs/dirtywork/parked/vol:a.txt"); got != "from the volume" {
+		t.Errorf("parked a.txt = %q", got)
+	}
+
+	// An export that fails keeps the volume.
+	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(context.Context, string, engine.ExportOptions) (*engine.ExportResult, error) {
+		return &engine.ExportResult{Status: "export_failed: worktree exceeds 2048 MB"}, nil
+	}))
+	wt = e.addLaneRun(repo, "vol2", map[string]any{"sandbox": "docker", "volume": "dw-vol2-work"})
+	for _, n := range []string{"a.txt", "b.txt"} {
+		_ = os.Remove(filepath.Join(wt, n))
+	}
+	e.docker.addVolume("dw-vol2-work", "vol2", repo)
+	r = e.store.Clean(t.Context(), "vol2", CleanOptions{Force: true})
+	mustContain(t, r, "skip-volume: dw-vol2-work: its tree never reached the worktree", "kept-run-dir: ")
+	if _, ok := e.docker.volumes["dw-vol2-work"]; !ok {
+		t.Error("the only copy of the work was removed")
+	}
+}

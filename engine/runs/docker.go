@@ -1,0 +1,87 @@
+package runs
+
+import (
+	"context"
+	"sync"
+
+	"github.com/dirtywork/dirtywork/sandbox/docker"
+)
+
+// Docker is what the store needs of the Docker daemon: listing dirtywork's
+// objects and removing them only when their labels match. Errors of an
+// absent object match ErrObjectGone.
+type Docker interface {
+	// ListLabelled lists the containers and volumes labelled
+	// dirtywork.run, one request each.
+	ListLabelled(ctx context.Context) (containers, volumes []docker.Labelled, err error)
+	// ContainerLabels and VolumeLabels inspect one object.
+	ContainerLabels(ctx context.Context, name string) (map[string]string, error)
+	VolumeLabels(ctx context.Context, name string) (map[string]string, error)
+	// RemoveContainer and RemoveVolume remove one object if its labels
+	// include want; an object already gone is success.
+	RemoveContainer(ctx context.Context, name string, want map[string]string) error
+	RemoveVolume(ctx context.Context, name string, want map[string]string) error
+}
+
+// ErrObjectGone matches the error of an operation on a container or
+// volume that does not exist.
+var ErrObjectGone = docker.ErrNotFound
+
+// ErrLabelMismatch matches a removal refused because the object is
+// labelled for something else.
+var ErrLabelMismatch = docker.ErrLabelMismatch
+
+// daemon is the Docker of the environment, dialled on first use. A
+// daemon that cannot be reached answers every call with that error.
+type daemon struct {
+	once sync.Once
+	cl   *docker.Client
+	err  error
+}
+
+func defaultDocker() Docker { return &daemon{} }
+
+func (d *daemon) client() (*docker.Client, error) {
+	d.once.Do(func() { d.cl, d.err = docker.Connect() })
+	return d.cl, d.err
+}
+
+func (d *daemon) ListLabelled(ctx context.Context) ([]docker.Labelled, []docker.Labelled, error) {
+	cl, err := d.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl.ListLabelled(ctx)
+}
+
+func (d *daemon) ContainerLabels(ctx context.Context, name string) (map[string]string, error) {
+	cl, err := d.client()
+	if err != nil {
+		return nil, err
+	}
+	return cl.ContainerLabels(ctx, name)
+}
+
+func (d *daemon) VolumeLabels(ctx context.Context, name string) (map[string]string, error) {
+	cl, err := d.client()
+	if err != nil {
+		return nil, err
+	}
+	return cl.VolumeLabels(ctx, name)
+}
+
+func (d *daemon) RemoveContainer(ctx context.Context, name string, want map[string]string) error {
+	cl, err := d.client()
+	if err != nil {
+		return err
+	}
+	return cl.RemoveLabelledContainer(ctx, name, want)
+}
+
+func (d *daemon) RemoveVolume(ctx context.Context, name string, want map[string]string) error {
+	cl, err := d.client()
+	if err != nil {
+		return err
+	}
+	return cl.RemoveLabelledVolume(ctx, name, want)
+}

@@ -1,0 +1,132 @@
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+// VerdictOptions are a verdict's fields (R-8, plus the reviewer).
+type VerdictOptions struct {
+	Verdict Verdict
+	// Note is the reviewer's note; nil writes null.
+	Note *string
+	// ReviewSeconds is the time spent reviewing; nil writes null.
+	ReviewSeconds *float64
+	// Reviewer names who judged; "" takes the operator's git identity
+	// (user.name) where the run's repository can tell, else $USER.
+	Reviewer string
+}
+
+// VerdictResult is what Verdict recorded.
+type VerdictResult struct {
+	Slug           string
+	Verdict        Verdict
+	VerdictAt      string
+	TimeToVerdictS *float64
+	Reviewer       string
+}
+
+// Verdict records a review verdict in run.json: verdict, note,
+// verdict_at, review_seconds, time_to_verdict_s (= verdict_at − ended, null
+// when ended is absent or unreadable; an ended without a zone is UTC) and
+// reviewer. It does not look at the run's status. The write merges into
+// the stored record under its lock, so it never loses a field a run writes
+// at the same moment.
+func (s *Store) Verdict(ctx context.Context, slug string, opts VerdictOptions) (*VerdictResult, error) {
+	if _, err := ParseVerdict(string(opts.Verdict)); err != nil {
+		return nil, err
+	}
+	if opts.ReviewSeconds != nil && (math.IsNaN(*opts.ReviewSeconds) || math.IsInf(*opts.ReviewSeconds, 0) || *opts.ReviewSeconds < 0) {
+		return nil, fmt.Errorf("review seconds must be a number of at least 0, not %v", *opts.ReviewSeconds)
+	}
+	run, err := s.Get(slug)
+	if err != nil {
+		return nil, err
+	}
+	reviewer := opts.Reviewer
+	if reviewer == "" {
+		reviewer = s.reviewer(ctx, run)
+	}
+	return s.recordVerdict(run, opts, reviewer, nil)
+}
+
+// recordVerdict writes the verdict fields, plus extra, in one locked
+// update.
+func (s *Store) recordVerdict(run *Run, opts VerdictOptions, reviewer string, extra transcript.Record) (*VerdictResult, error) {
+	at := s.now()
+	res := &VerdictResult{Slug: run.Slug, Verdict: opts.Verdict, VerdictAt: isoUTC(at), Reviewer: reviewer}
+	_, err := transcript.UpdateRecord(run.Dir, func(rec transcript.Record) error {
+		ended, _ := rec.String("ended")
+		res.TimeToVerdictS = secondsSince(ended, at)
+		rec["verdict"] = string(opts.Verdict)
+		rec["note"] = opts.Note
+		rec["verdict_at"] = res.VerdictAt
+		rec["review_seconds"] = opts.ReviewSeconds
+		rec["time_to_verdict_s"] = res.TimeToVerdictS
+		rec["reviewer"] = reviewer
+		for k, v := range extra {
+			rec[k] = v
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record the verdict of '%s': %w", run.Slug, err)
+	}
+	return res, nil
+}
+
+// reviewer is the operator's name for a verdict given without one.
+func (s *Store) reviewer(ctx context.Context, run *Run) string {
+	if run.Record.Repo != "" {
+		if id := s.identity(ctx, run.Record.Repo); id.Name != fallbackIdentity.Name {
+			return id.Name
+		}
+	}
+	if u := userName(); u != "" {
+		return u
+	}
+	return fallbackIdentity.Name
+}
+
+// secondsSince is at − ended in seconds, rounded to milliseconds; nil when
+// ended is not a timestamp. A timestamp without a zone is UTC, as 0.9.1
+// wrote them.
+func secondsSince(ended string, at time.Time) *float64 {
+	t, err := parseISO(ended)
+	if err != nil {
+		return nil
+	}
+	d := math.Round(at.Sub(t).Seconds()*1000) / 1000
+	return &d
+}
+
+// isoLayouts are the timestamp shapes run.json has held: ours and
+// Python's isoformat with and without a zone or fraction.
+var isoLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999Z07:00",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02T15:04:05",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+}
+
+// parseISO reads an ISO-8601 timestamp; one without a zone is UTC.
+func parseISO(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, errors.New("empty timestamp")
+	}
+	for _, layout := range isoLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("not an ISO-8601 timestamp: %q", s)
+}

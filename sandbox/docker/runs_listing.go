@@ -1,0 +1,153 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
+)
+
+// The labels every object of a run carries: the run's slug, and the
+// hash of its repository's resolved path (RepoLabel).
+const (
+	LabelRun  = labelRun
+	LabelRepo = labelRepo
+)
+
+// RepoLabel is the dirtywork.repo label the objects of runs on the
+// repository at repoRoot carry.
+func RepoLabel(repoRoot string) string { return repoLabel(repoRoot) }
+
+// RunObjectNames are the names of the container and volumes a docker run
+// with slug creates: dw-<slug>, dw-<slug>-work, dw-<slug>-tools and the
+// setup container dw-<slug>-setup.
+func RunObjectNames(slug string) (containers, volumes []string, err error) {
+	n, err := namesFor(slug)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []string{n.Container, n.Setup, n.Container + "-export"}, []string{n.WorkVolume, n.ToolsVolume}, nil
+}
+
+// Labelled is a container or volume carrying the dirtywork.run label.
+type Labelled struct {
+	Name string
+	// State is a container's state (running, exited, …); "" for a volume.
+	State  string
+	Labels map[string]string
+}
+
+// Run is the slug the object is labelled with.
+func (l Labelled) Run() string { return l.Labels[labelRun] }
+
+// ListLabelled lists every container (running or not) and every volume
+// labelled dirtywork.run, in one request each.
+func (c *Client) ListLabelled(ctx context.Context) (containers, volumes []Labelled, err error) {
+	f := filters.NewArgs(filters.Arg("label", labelRun))
+	err = call(ctx, "list dirtywork containers", QueryTimeout, func(ctx context.Context) error {
+		list, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		for _, ct := range list {
+			name := ""
+			if len(ct.Names) > 0 {
+				name = trimSlash(ct.Names[0])
+			}
+			containers = append(containers, Labelled{Name: name, State: ct.State, Labels: ct.Labels})
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	err = call(ctx, "list dirtywork volumes", QueryTimeout, func(ctx context.Context) error {
+		resp, err := c.api.VolumeList(ctx, volume.ListOptions{Filters: f})
+		for _, v := range resp.Volumes {
+			if v != nil {
+				volumes = append(volumes, Labelled{Name: v.Name, Labels: v.Labels})
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return containers, volumes, nil
+}
+
+func trimSlash(name string) string {
+	if len(name) > 0 && name[0] == '/' {
+		return name[1:]
+	}
+	return name
+}
+
+// ContainerLabels returns the labels of the named container (ErrNotFound
+// when there is none).
+func (c *Client) ContainerLabels(ctx context.Context, name string) (map[string]string, error) {
+	info, err := c.inspectContainer(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if info.Config == nil {
+		return map[string]string{}, nil
+	}
+	return info.Config.Labels, nil
+}
+
+// VolumeLabels returns the labels of the named volume (ErrNotFound when
+// there is none).
+func (c *Client) VolumeLabels(ctx context.Context, name string) (map[string]string, error) {
+	return c.volumeLabels(ctx, name)
+}
+
+// RemoveLabelledContainer force-removes the named container only if it
+// carries exactly the labels want (every key of want, same value); one
+// already gone is removed. A mismatch is ErrLabelMismatch and nothing is
+// removed.
+func (c *Client) RemoveLabelledContainer(ctx context.Context, name string, want map[string]string) error {
+	info, err := c.inspectContainer(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var labels map[string]string
+	if info.Config != nil {
+		labels = info.Config.Labels
+	}
+	if !labelsMatch(labels, want) {
+		return fmt.Errorf("%w: container %s", ErrLabelMismatch, name)
+	}
+	return c.removeContainer(ctx, info.ID)
+}
+
+// RemoveLabelledVolume removes the named volume only if it carries the
+// labels want; one already gone is removed.
+func (c *Client) RemoveLabelledVolume(ctx context.Context, name string, want map[string]string) error {
+	labels, err := c.volumeLabels(ctx, name)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !labelsMatch(labels, want) {
+		return fmt.Errorf("%w: volume %s", ErrLabelMismatch, name)
+	}
+	return c.removeVolume(ctx, name)
+}
+
+// ErrLabelMismatch: an object is not labelled as the one to act on.
+var ErrLabelMismatch = errors.New("labels do not match")
+
+func labelsMatch(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
