@@ -29,6 +29,9 @@ type ResumeRequest struct {
 	// Target is a run slug, or a run directory when it contains a path
 	// separator (RE-1).
 	Target string
+	// RunDir, when set, is the run directory Target names, already
+	// resolved (runs.Store.Resume looks slugs up in its own root).
+	RunDir string
 	// Feedback is the reviewer's text (--feedback), when HasFeedback.
 	Feedback    string
 	HasFeedback bool
@@ -74,9 +77,12 @@ func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (*Payload, error
 }
 
 func (r *Runner) prepareResume(ctx context.Context, req ResumeRequest) (*prepared, error) {
-	dir, err := ResumeTarget(req.Target)
-	if err != nil {
-		return nil, err
+	dir := req.RunDir
+	if dir == "" {
+		var err error
+		if dir, err = ResumeTarget(req.Target); err != nil {
+			return nil, err
+		}
 	}
 	prior, err := ReadPriorRecord(dir)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/engine/runs"
 )
 
 // carriedFlags are run's flags a resume does not take: the run being
@@ -61,9 +62,13 @@ status, 2 refused with nothing created and the resumed run untouched).`,
 				Target: args[0], Feedback: feedback, HasFeedback: fs.Changed("feedback"), FeedbackFile: feedbackFile,
 				Spec: spec, ModelGiven: modelGiven, ImageGiven: imageGiven, ProviderGiven: providerGiven,
 			}
+			store, err := runs.OpenDefault()
+			if err != nil {
+				return usageErrorf("%v", err)
+			}
 			return executeRun(c.Context(), io, spec, child, func(r *engine.Runner, s engine.Spec) (*engine.Payload, error) {
 				req.Spec = s // with the API key
-				return r.Resume(c.Context(), req)
+				return store.Resume(c.Context(), r, req)
 			})
 		},
 	}
