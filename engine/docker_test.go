@@ -86,7 +86,7 @@ func dockerSpec(repo string) Spec {
 	return Spec{
 		Repo: repo, Task: "docker task", Model: "m", Provider: "openai", Sandbox: "docker",
 		MaxTurns: 5, Timeout: time.Minute, MaxTokens: 100, ContextWindow: 32768,
-		MaxWorktreeMB: 100, MaxWorktreeFiles: 1000,
+		MaxWorktreeMB: 100, MaxWorktreeFiles: 1000, PidsLimit: 77,
 		Docker: DockerSpec{
 			Image: "dirtywork-worker:test", Memory: "4g", CPUs: 2, TmpSize: "1g", GitdirSize: "512m",
 			MinFreeMB: 10, MaxPatchMB: 3, KeepVolume: true, WithHistory: true, Setup: "make deps",
@@ -203,7 +203,7 @@ func TestDockerRunIsWiredToTheWorkspace(t *testing.T) {
 	}
 	if cfg.Image != "dirtywork-worker:test" || cfg.Memory != "4g" || cfg.CPUs != 2 || cfg.TmpSize != "1g" ||
 		cfg.GitdirSize != "512m" || cfg.MinFreeMB != 10 || cfg.MaxPatchMB != 3 || !cfg.KeepVolume ||
-		!cfg.WithHistory || cfg.Setup != "make deps" || cfg.AllowNetwork {
+		!cfg.WithHistory || cfg.Setup != "make deps" || cfg.AllowNetwork || cfg.PidsLimit != 77 {
 		t.Fatalf("settings in the config: %+v", cfg)
 	}
 	if cfg.Limits != (sandbox.Limits{MaxBytes: 100 << 20, MaxEntries: 1000}) {

@@ -24,12 +24,15 @@ type WorkspaceConfig struct {
 	AllowNetwork bool
 	Memory       string // e.g. "4g"
 	CPUs         float64
-	TmpSize      string // e.g. "1g"
-	GitdirSize   string // e.g. "512m"
-	MinFreeMB    int
-	KeepVolume   bool
-	MaxPatchMB   int
-	WithHistory  bool
+	// PidsLimit caps the container's processes and threads (--pids-limit);
+	// 0 is the default, 512.
+	PidsLimit   int
+	TmpSize     string // e.g. "1g"
+	GitdirSize  string // e.g. "512m"
+	MinFreeMB   int
+	KeepVolume  bool
+	MaxPatchMB  int
+	WithHistory bool
 	// Setup, when set, runs in the tree with the network before the worker
 	// starts (--setup).
 	Setup string

@@ -39,14 +39,29 @@ func TestLiveTimeoutAndReset(t *testing.T) {
 		t.Fatalf("after a timeout: %q", got)
 	}
 
-	// The server is bash's parent's parent: bash -c (the ulimit wrapper
-	// execs the command's bash), whose parent is the server.
-	res, err = w.Bash(ctx, `kill -9 "$PPID"; sleep 5`, 30*time.Second)
-	if err != nil {
-		t.Fatalf("killing the server: %v", err)
+	// The server is pid 1 of the container: SIGKILL from inside its PID
+	// namespace does not reach it, nor does SIGSTOP.
+	if got := bash(t, w, `kill -9 1; kill -STOP 1; echo alive`); got != "alive" {
+		t.Fatalf("after kill -9 1: %q", got)
 	}
-	if !strings.Contains(res.LaunchError, "sandbox was reset") {
-		t.Fatalf("result after the server died: %+v", res)
+	if got := rs.list(); len(got) != 0 {
+		t.Fatalf("OnReset calls after kill -9 1: %q", got)
+	}
+	// SIGTERM stops it as it would stop any init: the command hears it
+	// first, the server stops, and the next call resets the sandbox.
+	res, err = w.Bash(ctx, `kill -TERM 1; sleep 5`, 30*time.Second)
+	if err != nil {
+		t.Fatalf("stopping the server: %v", err)
+	}
+	if res.ExitCode == 0 {
+		t.Fatalf("the command survived its SIGTERM: %+v", res)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rs.list()) == 0 && time.Now().Before(deadline) {
+		if _, err := w.Bash(ctx, "true", 30*time.Second); err != nil {
+			t.Fatalf("the call after the server stopped: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if got := rs.list(); len(got) != 1 {
 		t.Fatalf("OnReset calls: %q", got)
@@ -57,8 +72,8 @@ func TestLiveTimeoutAndReset(t *testing.T) {
 	assertNoBindMounts(t, liveClient(t), slug)
 
 	// A process that escapes the command's group and the server's reaping
-	// is not possible to leave behind; the container then holds only init
-	// and the server.
+	// is not possible to leave behind; the container then holds only the
+	// server.
 	procs, err := w.cl.top(ctx, w.sess.id)
 	if err != nil || !onlyServer(procs) {
 		t.Errorf("processes after bash: %q, %v", procs, err)

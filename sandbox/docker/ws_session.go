@@ -76,9 +76,9 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 	if err != nil {
 		return nil, fmt.Errorf("start the tool server in %s: %w%s", w.names.Container, err, s.log.suffix())
 	}
-	if info.UID != workerUID || info.Dumpable {
-		return nil, fmt.Errorf("tool server in %s runs as uid %d (dumpable %v), want uid %d, not dumpable",
-			w.names.Container, info.UID, info.Dumpable, workerUID)
+	if info.UID != workerUID || info.Dumpable || info.PID != 1 {
+		return nil, fmt.Errorf("tool server in %s runs as uid %d pid %d (dumpable %v), want uid %d, pid 1, not dumpable",
+			w.names.Container, info.UID, info.PID, info.Dumpable, workerUID)
 	}
 	if !first {
 		if err := w.initRepo(ctx, s, false); err != nil {

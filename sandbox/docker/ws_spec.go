@@ -19,9 +19,9 @@ const (
 	defaultCPUs       = 2.0
 	defaultTmpSize    = "1g"
 	defaultGitdirSize = "512m"
-	// pidsLimit and homeSize have no flag.
-	pidsLimit = 512
-	homeSize  = "256m"
+	defaultPidsLimit  = 512
+	// homeSize has no flag.
+	homeSize = "256m"
 )
 
 // pathEnvValue is PATH_ENV (C-4) without its name.
@@ -37,11 +37,18 @@ type limits struct {
 	Memory, TmpSize, GitdirSize        string
 	MemoryBytes, TmpBytes, GitdirBytes int64
 	CPUs                               float64
+	PidsLimit                          int64
 }
 
 // limitsOf checks and defaults cfg's container limits.
 func limitsOf(cfg WorkspaceConfig) (limits, error) {
-	l := limits{Memory: cfg.Memory, TmpSize: cfg.TmpSize, GitdirSize: cfg.GitdirSize, CPUs: cfg.CPUs}
+	l := limits{Memory: cfg.Memory, TmpSize: cfg.TmpSize, GitdirSize: cfg.GitdirSize, CPUs: cfg.CPUs, PidsLimit: int64(cfg.PidsLimit)}
+	switch {
+	case l.PidsLimit == 0:
+		l.PidsLimit = defaultPidsLimit
+	case l.PidsLimit < 0:
+		return limits{}, fmt.Errorf("%w: pids limit %d", errBadLimit, l.PidsLimit)
+	}
 	if l.Memory == "" {
 		l.Memory = defaultMemory
 	}
@@ -105,19 +112,22 @@ func tmpfsOpts(size string) string {
 }
 
 // workerSpec is the worker container (S-14, without its bind mount and
-// its cat): the tool server as the only command under docker's init, its
-// stdin held open by our attach so that the container ends when this
-// process does (OpenStdin with StdinOnce: when the attached stream closes,
-// stdin closes, the server ends and init with it). Nothing is
-// bind-mounted: the tree and the tools are volumes, everything else
-// tmpfs.
+// its cat): the tool server is pid 1 itself, with no docker-init (Init
+// false), so no process in the container but the server holds the
+// attached stream, and the server, non-dumpable from its first
+// instruction, reaps and forwards signals as init would
+// (toolbox.Main). Its stdin is held open by our attach so that the
+// container ends when this process does (OpenStdin with StdinOnce: when
+// the attached stream closes, stdin closes and the server ends, and with
+// pid 1 the whole container). Nothing is bind-mounted: the tree and the
+// tools are volumes, everything else tmpfs.
 func workerSpec(n objectNames, imageID string, labels map[string]string, l limits, allowNetwork bool) containerSpec {
 	network := "none"
 	if allowNetwork {
 		network = "bridge"
 	}
-	init := true
-	pids := int64(pidsLimit)
+	noInit := false
+	pids := l.PidsLimit
 	cfg := &container.Config{
 		Image:        imageID,
 		User:         userSpec(),
@@ -137,7 +147,7 @@ func workerSpec(n objectNames, imageID string, labels map[string]string, l limit
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges"},
-		Init:           &init,
+		Init:           &noInit,
 		Resources: container.Resources{
 			Memory:     l.MemoryBytes,
 			MemorySwap: l.MemoryBytes,
@@ -168,6 +178,9 @@ func setupSpec(n objectNames, imageID string, labels map[string]string, l limits
 	s.Config.Entrypoint = []string{"/bin/bash", "-c", `cd /work && exec /bin/bash -c "$1"`, "bash", command}
 	s.Config.Cmd = nil
 	s.Config.OpenStdin, s.Config.StdinOnce, s.Config.AttachStdin = false, false, false
+	// No stream to guard here, and bash is no init: docker's reaps.
+	withInit := true
+	s.Host.Init = &withInit
 	env := make([]string, 0, len(s.Config.Env))
 	for _, kv := range s.Config.Env {
 		// The git dir is the worker container's tmpfs; setup has none.

@@ -59,7 +59,7 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 			h.Tmpfs["/home/worker"] != "rw,size=256m,mode=0700,uid=1000,gid=1000" {
 			t.Errorf("tmpfs %q", h.Tmpfs)
 		}
-		if h.Init == nil || !*h.Init || !c.OpenStdin || !c.StdinOnce || !c.AttachStdin || c.Tty {
+		if h.Init == nil || *h.Init || !c.OpenStdin || !c.StdinOnce || !c.AttachStdin || c.Tty {
 			t.Errorf("tether: init %v open-stdin %v stdin-once %v attach-stdin %v tty %v", h.Init, c.OpenStdin, c.StdinOnce, c.AttachStdin, c.Tty)
 		}
 		if c.User != "1000:1000" || c.WorkingDir != "" || c.Image != "sha256:abc" {
@@ -87,6 +87,9 @@ func TestSetupSpecHasNetworkButNoToolsOrGitDir(t *testing.T) {
 	if len(s.Host.Mounts) != 1 || s.Host.Mounts[0].Target != "/work" || s.Host.Mounts[0].Type != mount.TypeVolume {
 		t.Errorf("setup mounts %+v", s.Host.Mounts)
 	}
+	if s.Host.Init == nil || !*s.Host.Init {
+		t.Error("the setup container has no init: its bash would be pid 1")
+	}
 	if s.Config.OpenStdin || s.Config.Entrypoint[len(s.Config.Entrypoint)-1] != "make deps" {
 		t.Errorf("setup config %+v", s.Config)
 	}
@@ -102,13 +105,13 @@ func TestSetupSpecHasNetworkButNoToolsOrGitDir(t *testing.T) {
 }
 
 func TestLimitsRefuseNonsense(t *testing.T) {
-	for _, cfg := range []WorkspaceConfig{{Memory: "lots"}, {TmpSize: "-1"}, {GitdirSize: "1q"}, {CPUs: -1}} {
+	for _, cfg := range []WorkspaceConfig{{Memory: "lots"}, {TmpSize: "-1"}, {GitdirSize: "1q"}, {CPUs: -1}, {PidsLimit: -1}} {
 		if _, err := limitsOf(cfg); !errors.Is(err, errBadLimit) {
 			t.Errorf("%+v: %v, want errBadLimit", cfg, err)
 		}
 	}
 	l, err := limitsOf(WorkspaceConfig{})
-	if err != nil || l.Memory != "4g" || l.CPUs != 2 || l.TmpSize != "1g" || l.GitdirSize != "512m" {
+	if err != nil || l.Memory != "4g" || l.CPUs != 2 || l.TmpSize != "1g" || l.GitdirSize != "512m" || l.PidsLimit != 512 {
 		t.Errorf("defaults %+v, %v", l, err)
 	}
 	// Docker's own forms, as 0.9.1 passed them to docker; the kernel's
@@ -119,6 +122,12 @@ func TestLimitsRefuseNonsense(t *testing.T) {
 	}
 	if h := workerSpec(objectNames{}, "img", nil, l, false).Host; h.Tmpfs["/tmp"] != "rw,exec,size=4294967296,mode=1777" {
 		t.Errorf("tmpfs /tmp options %q", h.Tmpfs["/tmp"])
+	}
+	// --pids-limit reaches the container.
+	l, err = limitsOf(WorkspaceConfig{PidsLimit: 64})
+	n, _ := namesFor("run-1")
+	if s := workerSpec(n, "x", nil, l, false); err != nil || s.Host.PidsLimit == nil || *s.Host.PidsLimit != 64 {
+		t.Errorf("pids limit 64: %v, %v", s.Host.PidsLimit, err)
 	}
 	if _, err := namesFor("bad/slug"); err == nil {
 		t.Error("a slug with a slash was accepted")
@@ -265,10 +274,12 @@ func TestOnlyServer(t *testing.T) {
 		procs []string
 		want  bool
 	}{
-		{[]string{"/sbin/docker-init -- " + server, server}, true},
-		{[]string{"/sbin/docker-init -- " + server, server, "sleep 100"}, false},
-		{[]string{"/sbin/docker-init -- " + server, "sleep 100"}, false},
-		{[]string{server, server, server}, false},
+		{[]string{server}, true},
+		{[]string{"/sbin/docker-init -- " + server, server}, false},
+		{[]string{server, "sleep 100"}, false},
+		{[]string{"sleep 100"}, false},
+		{[]string{server, server}, false},
+		{nil, false},
 	} {
 		if got := onlyServer(tc.procs); got != tc.want {
 			t.Errorf("onlyServer(%q) = %v", tc.procs, got)

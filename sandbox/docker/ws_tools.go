@@ -222,19 +222,10 @@ func (w *Workspace) settleBudget(ctx context.Context, s *session) (string, error
 	return w.checkBudget(ctx, s)
 }
 
-// onlyServer reports whether procs (docker top's commands) are init and
-// the tool server and nothing else.
+// onlyServer reports whether procs (docker top's commands) are the tool
+// server and nothing else: it is pid 1, with no init beside it.
 func onlyServer(procs []string) bool {
-	if len(procs) > 2 {
-		return false
-	}
-	server := toolboxPath + " toolbox"
-	for _, p := range procs {
-		if !strings.HasPrefix(p, server) && !strings.Contains(p, "docker-init -- "+server) {
-			return false
-		}
-	}
-	return true
+	return len(procs) == 1 && strings.HasPrefix(procs[0], toolboxPath+" toolbox")
 }
 
 // checkBudget asks the tool server for its budget's verdict: the totals

@@ -197,7 +197,7 @@ func (w *Workspace) Settings() map[string]any {
 		"network":            network,
 		"memory":             w.limits.Memory,
 		"cpus":               w.limits.CPUs,
-		"pids_limit":         pidsLimit,
+		"pids_limit":         w.limits.PidsLimit,
 		"tmp_size":           w.limits.TmpSize,
 		"gitdir_size":        w.limits.GitdirSize,
 		"max_worktree_mb":    w.cfg.Limits.MaxBytes >> 20,

@@ -50,7 +50,11 @@ func (s *server) runBash(ctx context.Context, command string, timeout time.Durat
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return sandbox.KillGroup(cmd) }
 	cmd.WaitDelay = waitDelay
-	err = cmd.Start()
+	if s.reaper != nil {
+		err = s.reaper.start(cmd)
+	} else {
+		err = cmd.Start()
+	}
 	// bash holds its own copy of the write end; ours must go, or reading
 	// the pipe would never see end of file.
 	_ = pw.Close()
@@ -67,8 +71,11 @@ func (s *server) runBash(ctx context.Context, command string, timeout time.Durat
 	}
 
 	var afterKill func()
-	if s.cfg.Subreaper {
-		afterKill = func() { res.Leftover = killAdopted() } // jobs that left the group
+	if s.reaper != nil {
+		afterKill = func() {
+			s.reaper.release(cmd.Process.Pid) // waited for
+			res.Leftover = killAdopted()      // jobs that left the group
+		}
 	}
 	end, err := sandbox.AwaitCommand(ctx, runCtx, cmd, sandbox.StartDrain(r, maxOutput), drainGrace, afterKill)
 	if err != nil {

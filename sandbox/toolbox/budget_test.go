@@ -1,6 +1,8 @@
 package toolbox
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +35,7 @@ func TestBudgetAccountsWritesAndWalksAfterCommands(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c := tr.start(t, dir)
+			c := tr.connect(t, dir)
 			if _, err := c.Hello(t.Context(), sandbox.Limits{MaxEntries: 6}); err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +82,7 @@ func TestBudgetAccountsWritesAndWalksAfterCommands(t *testing.T) {
 // cap is found by the walk after it, which the next budget request waits
 // for.
 func TestBudgetBytesBreachAfterCommand(t *testing.T) {
-	c := startPipe(t, ServerConfig{Root: t.TempDir(), Env: testEnv()})
+	c := connectPipe(t, ServerConfig{Root: t.TempDir(), Env: testEnv()})
 	if _, err := c.Hello(t.Context(), sandbox.Limits{MaxBytes: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
@@ -90,15 +92,27 @@ func TestBudgetBytesBreachAfterCommand(t *testing.T) {
 	}
 }
 
-// TestBudgetBeforeHello: without a hello there are no caps and no totals,
-// and writing tools still work.
-func TestBudgetBeforeHello(t *testing.T) {
-	c := startPipe(t, ServerConfig{Root: t.TempDir(), Env: testEnv()})
-	if _, err := c.WriteFile(t.Context(), "a.txt", "x"); err != nil {
-		t.Fatal(err)
+// TestNothingBeforeHello: the hello must come first (it brings the key);
+// a server asked anything else first ends, having run nothing.
+func TestNothingBeforeHello(t *testing.T) {
+	dir := t.TempDir()
+	reqR, reqW := io.Pipe()
+	repR, repW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(t.Context(), reqR, repW, ServerConfig{Root: dir, Env: testEnv()})
+		_ = repW.Close()
+	}()
+	c := NewClient(repR, reqW)
+	defer func() { _ = c.Close() }()
+	if _, err := c.WriteFile(t.Context(), "a.txt", "x"); !errors.Is(err, ErrServerGone) {
+		t.Fatalf("write before hello: %v, want ErrServerGone", err)
 	}
-	if m := budgetOf(t, c); m.Entries != 0 || m.Violation != "" {
-		t.Fatalf("budget before hello: %+v, want zero", m)
+	if err := <-served; !errors.Is(err, errUnauthenticated) {
+		t.Errorf("Serve: %v, want errUnauthenticated", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "a.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the write before hello ran: %v", err)
 	}
 }
 

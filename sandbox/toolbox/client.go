@@ -2,6 +2,7 @@ package toolbox
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"sync"
@@ -57,6 +58,10 @@ type Client struct {
 	r    io.Reader
 	w    io.Writer
 	opts options
+	// key is the secret the hello hands the server; every frame after
+	// it, both ways, is tagged with it (frame.go). A reply whose tag does
+	// not match breaks the client: only the server knows the key.
+	key []byte
 	// queue feeds the single writer, so frames go out whole and in the
 	// order they were queued (a cancel never overtakes its request).
 	queue chan []byte
@@ -64,6 +69,7 @@ type Client struct {
 	mu      sync.Mutex
 	nextID  uint64
 	pending map[uint64]*call // guarded by mu; nil once broken
+	greeted bool             // guarded by mu: a hello was sent
 	err     error            // guarded by mu: why the client is unusable
 	done    chan struct{}    // closed when err is set
 
@@ -100,8 +106,9 @@ type outRequest struct {
 // writer stuck on a silent server.
 func NewClient(r io.Reader, w io.Writer, opts ...Option) *Client {
 	c := &Client{
-		r: r,
-		w: w,
+		r:   r,
+		w:   w,
+		key: newKey(),
 		opts: options{
 			callTimeout:   DefaultCallTimeout,
 			commandMargin: DefaultCommandMargin,
@@ -117,6 +124,15 @@ func NewClient(r io.Reader, w io.Writer, opts ...Option) *Client {
 	go c.readLoop()
 	go c.writeLoop()
 	return c
+}
+
+// newKey is a fresh secret for one server.
+func newKey() []byte {
+	key := make([]byte, keySize)
+	// Since Go 1.24 Read never fails: the program crashes rather than
+	// return a short or predictable key.
+	_, _ = rand.Read(key)
+	return key
 }
 
 // Done is closed once the client is unusable: the server is gone, or
@@ -136,7 +152,12 @@ func (c *Client) Err() error {
 // calls return ErrClosed. Idempotent; the error is closing w's.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
-		if c.Err() == nil {
+		c.mu.Lock()
+		greeted := c.greeted
+		c.mu.Unlock()
+		// A server that was never greeted takes nothing but a hello; the
+		// closed streams end it.
+		if c.Err() == nil && greeted {
 			// Best effort: a server that does not answer is not waited
 			// for longer, and the closed streams end it anyway.
 			_, _ = c.call(context.Background(), kindShutdown, nil, min(c.opts.callTimeout, closeTimeout))
@@ -158,9 +179,9 @@ func (c *Client) call(ctx context.Context, kind string, args any, timeout time.D
 	if err != nil {
 		return decoded{}, err
 	}
-	frame, err := encodeFrame(outRequest{ID: id, Kind: kind, Args: args})
-	if err == nil && len(frame)-frameHeader > maxRequestFrame {
-		err = fmt.Errorf("%s: %w: %d bytes, over the %d-byte limit", kind, ErrRequestTooLarge, len(frame)-frameHeader, maxRequestFrame)
+	frame, err := sealFrame(c.key, dirRequest, id, outRequest{ID: id, Kind: kind, Args: args})
+	if err == nil && bodySize(frame) > maxRequestFrame {
+		err = fmt.Errorf("%s: %w: %d bytes, over the %d-byte limit", kind, ErrRequestTooLarge, bodySize(frame), maxRequestFrame)
 	}
 	if err != nil {
 		c.forget(id)
@@ -196,6 +217,9 @@ func (c *Client) register(kind string) (uint64, *call, error) {
 		return 0, nil, fmt.Errorf("%s: %w", kind, c.err)
 	}
 	c.nextID++
+	if kind == kindHello {
+		c.greeted = true
+	}
 	ca := &call{kind: kind, ch: make(chan callResult, 1)}
 	c.pending[c.nextID] = ca
 	return c.nextID, ca, nil
@@ -227,7 +251,7 @@ func (c *Client) finish(ca *call, r callResult) (decoded, error) {
 // does not answer in time is gone. The error is the context's.
 func (c *Client) cancel(ctx context.Context, id uint64, ca *call) error {
 	cause := fmt.Errorf("%s: %w", ca.kind, ctx.Err())
-	frame, err := encodeFrame(request{ID: id, Kind: kindCancel})
+	frame, err := sealFrame(c.key, dirRequest, id, request{ID: id, Kind: kindCancel})
 	if err != nil {
 		return cause
 	}
@@ -293,12 +317,18 @@ func (c *Client) closeStreams() {
 // fails.
 func (c *Client) readLoop() {
 	for {
-		body, err := readFrame(c.r, maxReplyFrame)
+		f, err := readFrame(c.r, maxReplyFrame)
 		if err != nil {
 			c.fail(gone("read reply: %w", err))
 			return
 		}
-		d, err := decodeReply(body, c.kindOf)
+		// Authenticated before it is even decoded: a frame that fails is
+		// never a result, whatever it says.
+		if err := f.open(c.key, dirReply); err != nil {
+			c.fail(gone("read reply: %w", err))
+			return
+		}
+		d, err := decodeReply(f.id, f.body, c.kindOf)
 		if err != nil {
 			c.fail(gone("%w", err))
 			return

@@ -48,15 +48,19 @@ type decoded struct {
 	hello   ServerInfo
 }
 
-// decodeReply decodes a reply frame's body strictly. kindOf names the kind
+// decodeReply decodes a reply frame's body strictly; its id must be the
+// one the frame was tagged with (frameID). kindOf names the kind
 // of the request in flight under an id; a reply to any other id is a
 // protocol violation, as are unknown fields, trailing data, a result and an
 // error together or neither, an unknown error kind, and results that no
 // honest server sends (see check).
-func decodeReply(body []byte, kindOf func(id uint64) (string, bool)) (decoded, error) {
+func decodeReply(frameID uint64, body []byte, kindOf func(id uint64) (string, bool)) (decoded, error) {
 	var env reply
 	if err := decodeStrict(body, &env); err != nil {
 		return decoded{}, fmt.Errorf("decode reply: %w", err)
+	}
+	if env.ID != frameID {
+		return decoded{}, fmt.Errorf("reply %d framed as %d", env.ID, frameID)
 	}
 	if env.ID == 0 {
 		if env.Error != nil {

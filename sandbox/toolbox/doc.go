@@ -12,13 +12,21 @@
 // # Protocol
 //
 // Both directions carry frames: a 4-byte big-endian length, then that many
-// bytes of one JSON object. A request is {"id", "kind", "args"}; its reply
-// is {"id", "result"} or {"id", "error": {"kind", "message"}}. Ids are
-// chosen by the client and are never 0; a reply with id 0 answers a frame
-// the server could not attribute. Several requests may be in flight at once
-// (the watchdog measures the tree while a command runs); "cancel" names one
-// of them by its id and gets no reply of its own, the cancelled request
-// answers "canceled".
+// bytes: the 8-byte big-endian request id, a 32-byte HMAC-SHA256 tag, and
+// one JSON object. A request is {"id", "kind", "args"}; its reply is
+// {"id", "result"} or {"id", "error": {"kind", "message"}}, and the JSON
+// id must be the frame's. Ids are chosen by the client, are never 0 and
+// are used once; a reply with id 0 answers a frame the server could not
+// attribute. Several requests may be in flight at once (the watchdog
+// measures the tree while a command runs); "cancel" names one of them by
+// its id and gets no reply of its own, the cancelled request answers
+// "canceled".
+//
+// The first request must be the hello, which hands the server a fresh
+// 32-byte key; every frame after it, both ways, is tagged with
+// HMAC-SHA256(key, direction || id || body). A server ends at a first
+// frame that is not a hello, or a later one that fails its tag or repeats
+// an id; a client breaks (ErrServerGone) at a reply that fails its tag.
 //
 // Text the model wrote or reads (paths, contents, patterns, results,
 // output) travels as JSON byte strings, that is base64: it arrives byte for
@@ -28,11 +36,16 @@
 //
 // # Trust
 //
-// The server runs as the same user as the worker's commands, so the client
-// treats it as untrusted: every reply is size-capped and strictly decoded,
-// every call has a deadline, and a reply that is malformed, oversized,
-// unasked for or missing breaks the client with ErrServerGone, which the
-// docker workspace answers with a sandbox reset. The server makes itself
-// non-dumpable, so the worker can neither ptrace it nor reach its stream
-// through /proc.
+// The server runs as the same user as the worker's commands, so two walls
+// keep the commands from answering in its name. First, the server is its
+// PID namespace's init (pid 1 of the container, no docker-init) and
+// non-dumpable from its first instruction (Main), so no command can ptrace
+// it, open its stream through /proc/1/fd or read its memory, and no other
+// process holds the stream. Second, the key travels only on the stream
+// (never argv or environment), so a frame written by anything but the
+// server fails its tag. Behind both, the client still treats the server as
+// untrusted: every reply is size-capped and strictly decoded, every call
+// has a deadline, and a reply that is unauthenticated, malformed,
+// oversized, unasked for or missing breaks the client with ErrServerGone,
+// which the docker workspace answers with a sandbox reset.
 package toolbox

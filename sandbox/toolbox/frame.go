@@ -2,6 +2,8 @@ package toolbox
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -9,17 +11,59 @@ import (
 	"io"
 )
 
-// frameHeader is the size of a frame's length prefix.
-const frameHeader = 4
+// A frame on the wire is a 4-byte big-endian length n, then n bytes: the
+// 8-byte big-endian id of the request it is or answers, a 32-byte
+// HMAC-SHA256 tag, and the JSON body. The tag is over the frame's
+// direction, its id and its body, keyed with the run's secret (see
+// sealFrame), so a frame is accepted only from a peer that holds the key.
+const (
+	// frameHeader is the size of a frame's length prefix.
+	frameHeader = 4
+	// idSize and tagSize are the id and tag that open every frame's
+	// payload.
+	idSize  = 8
+	tagSize = sha256.Size
+	// framePrefix is what precedes the body: length, id and tag.
+	framePrefix = frameHeader + idSize + tagSize
+	// keySize is the size of the secret the client hands the server in
+	// its hello.
+	keySize = 32
+)
+
+// Directions a frame's tag binds it to, so a request can never pass for
+// a reply or a reply for a request.
+const (
+	dirRequest byte = 'Q'
+	dirReply   byte = 'R'
+)
 
 // errFrameTooLarge is a frame whose length prefix passes the reader's cap.
 var errFrameTooLarge = errors.New("frame too large")
 
-// encodeFrame marshals v into one frame, length prefix included, so it
-// goes out in a single Write.
-func encodeFrame(v any) ([]byte, error) {
+// errBadTag is a frame whose tag does not match: it was not written by
+// the peer holding the key, or not for this id and direction.
+var errBadTag = errors.New("frame fails authentication")
+
+// frameTag is the HMAC-SHA256 tag of a frame going in direction dir with
+// id and body, under key.
+func frameTag(key []byte, dir byte, id uint64, body []byte) [tagSize]byte {
+	m := hmac.New(sha256.New, key)
+	var head [1 + idSize]byte
+	head[0] = dir
+	binary.BigEndian.PutUint64(head[1:], id)
+	m.Write(head[:])
+	m.Write(body)
+	var tag [tagSize]byte
+	m.Sum(tag[:0])
+	return tag
+}
+
+// sealFrame marshals v into one frame for id going in direction dir,
+// tagged under key, length prefix included, so it goes out in a single
+// Write.
+func sealFrame(key []byte, dir byte, id uint64, v any) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.Write(make([]byte, frameHeader))
+	buf.Write(make([]byte, framePrefix))
 	enc := json.NewEncoder(&buf)
 	// Only the peer reads these; escaping <, > and & would cost bytes.
 	enc.SetEscapeHTML(false)
@@ -34,7 +78,39 @@ func encodeFrame(v any) ([]byte, error) {
 		return nil, fmt.Errorf("encode frame: %d bytes: %w", n, errFrameTooLarge)
 	}
 	binary.BigEndian.PutUint32(frame, uint32(n))
+	binary.BigEndian.PutUint64(frame[frameHeader:], id)
+	tag := frameTag(key, dir, id, frame[framePrefix:])
+	copy(frame[frameHeader+idSize:], tag[:])
 	return frame, nil
+}
+
+// bodySize is the size of a sealed frame's JSON body.
+func bodySize(frame []byte) int { return len(frame) - framePrefix }
+
+// wireFrame is one frame's payload as read, not yet authenticated.
+type wireFrame struct {
+	id   uint64
+	tag  [tagSize]byte
+	body []byte
+}
+
+// open authenticates f as going in direction dir under key.
+func (f wireFrame) open(key []byte, dir byte) error {
+	want := frameTag(key, dir, f.id, f.body)
+	if !hmac.Equal(want[:], f.tag[:]) {
+		return fmt.Errorf("%w (id %d)", errBadTag, f.id)
+	}
+	return nil
+}
+
+// splitPayload splits a frame's payload into id, tag and body.
+func splitPayload(p []byte) (wireFrame, error) {
+	if len(p) < idSize+tagSize {
+		return wireFrame{}, fmt.Errorf("frame of %d bytes is shorter than its id and tag", len(p))
+	}
+	f := wireFrame{id: binary.BigEndian.Uint64(p), body: p[idSize+tagSize:]}
+	copy(f.tag[:], p[idSize:])
+	return f, nil
 }
 
 // readHeader reads a frame's length prefix. A stream that ends before the
@@ -48,7 +124,7 @@ func readHeader(r io.Reader) (uint32, error) {
 	return binary.BigEndian.Uint32(h[:]), nil
 }
 
-// readBody reads a frame's n-byte body. The buffer grows with what
+// readBody reads a frame's n-byte payload. The buffer grows with what
 // arrives, so a length prefix that promises more than comes costs no more
 // memory than what came.
 func readBody(r io.Reader, n uint32) ([]byte, error) {
@@ -71,17 +147,22 @@ func readBody(r io.Reader, n uint32) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// readFrame reads one frame of at most maxBody bytes, refusing a larger
-// one before reading, let alone allocating, its body.
-func readFrame(r io.Reader, maxBody uint32) ([]byte, error) {
+// readFrame reads one frame whose body is at most maxBody bytes, refusing
+// a larger one before reading, let alone allocating, it. The frame is not
+// yet authenticated.
+func readFrame(r io.Reader, maxBody uint32) (wireFrame, error) {
 	n, err := readHeader(r)
 	if err != nil {
-		return nil, err
+		return wireFrame{}, err
 	}
-	if n > maxBody {
-		return nil, fmt.Errorf("%w: %d bytes, over the %d-byte limit", errFrameTooLarge, n, maxBody)
+	if n > maxBody+idSize+tagSize {
+		return wireFrame{}, fmt.Errorf("%w: %d bytes, over the %d-byte limit", errFrameTooLarge, n, maxBody+idSize+tagSize)
 	}
-	return readBody(r, n)
+	p, err := readBody(r, n)
+	if err != nil {
+		return wireFrame{}, err
+	}
+	return splitPayload(p)
 }
 
 // noEOF turns an end of stream inside a frame into io.ErrUnexpectedEOF.

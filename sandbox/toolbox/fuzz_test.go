@@ -2,6 +2,7 @@ package toolbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 	"unicode/utf8"
@@ -12,6 +13,9 @@ var replyKinds = []string{
 	kindHello, kindReadFile, kindWriteFile, kindEditFile, kindInsertText, kindApplyEdits,
 	kindListDir, kindGrep, kindBash, kindMeasure, kindShutdown,
 }
+
+// fuzzKey is the key the fuzz seeds are tagged with.
+var fuzzKey = bytes.Repeat([]byte{7}, keySize)
 
 // FuzzDecodeReply feeds arbitrary streams to the client's frame reader and
 // reply decoder: they must never panic, and whatever they accept must
@@ -31,8 +35,10 @@ func FuzzDecodeReply(f *testing.F) {
 		`{"id":1,"result":{"text":""},"error":{"kind":"busy","message":""}}`,
 		`[]`, `null`, `{"id":1e400}`,
 	} {
+		var probe struct{ ID uint64 }
+		_ = json.Unmarshal([]byte(seed), &probe) // 0 for the seeds without one
 		for k := range replyKinds {
-			f.Add(rawFrame(seed), uint8(k))
+			f.Add(taggedFrame(fuzzKey, dirReply, probe.ID, seed), uint8(k))
 		}
 	}
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff}, uint8(0))
@@ -40,14 +46,17 @@ func FuzzDecodeReply(f *testing.F) {
 		kind := replyKinds[int(k)%len(replyKinds)]
 		r := bytes.NewReader(stream)
 		for {
-			body, err := readFrame(r, maxReplyFrame)
+			fr, err := readFrame(r, maxReplyFrame)
 			if err != nil {
 				return
 			}
-			if len(body) > len(stream) {
-				t.Fatalf("a %d-byte body from a %d-byte stream", len(body), len(stream))
+			if len(fr.body) > len(stream) {
+				t.Fatalf("a %d-byte body from a %d-byte stream", len(fr.body), len(stream))
 			}
-			d, err := decodeReply(body, func(uint64) (string, bool) { return kind, true })
+			// The client drops a frame that fails its tag before decoding
+			// it; the decoder is fuzzed behind the tag all the same.
+			_ = fr.open(fuzzKey, dirReply)
+			d, err := decodeReply(fr.id, fr.body, func(uint64) (string, bool) { return kind, true })
 			if err != nil {
 				continue
 			}

@@ -18,6 +18,9 @@ type job func(ctx context.Context) (any, error)
 // errVersion is a hello from a client of another protocol version.
 var errVersion = errors.New("protocol version mismatch")
 
+// errGreeted is a second hello.
+var errGreeted = errors.New("the server was greeted already")
+
 // prepare decodes a request's arguments strictly and returns the job that
 // answers it; an error is a bad request.
 func (s *server) prepare(kind string, raw json.RawMessage) (job, error) {
@@ -221,10 +224,13 @@ func (s *server) hello(ctx context.Context, a helloArgs) (any, error) {
 		return nil, fmt.Errorf("negative limits: %d bytes, %d entries", a.MaxBytes, a.MaxEntries)
 	}
 	s.mu.Lock()
-	if s.budget == nil {
-		s.budget = fsops.NewBudget(s.fs, fsops.Limits{MaxBytes: a.MaxBytes, MaxEntries: a.MaxEntries})
-		s.budget.StartWalk(context.WithoutCancel(ctx), false)
+	if s.greeted {
+		s.mu.Unlock()
+		return nil, errGreeted
 	}
+	s.greeted = true
+	s.budget = fsops.NewBudget(s.fs, fsops.Limits{MaxBytes: a.MaxBytes, MaxEntries: a.MaxEntries})
+	s.budget.StartWalk(context.WithoutCancel(ctx), false)
 	s.mu.Unlock()
 	return helloResult{
 		Version:  ProtocolVersion,

@@ -2,7 +2,12 @@
 
 package toolbox
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"syscall"
+)
 
 // errNotLinux: the server hardens itself with Linux-only means, and only
 // ever runs in a Linux container.
@@ -15,3 +20,14 @@ func isDumpable() bool { return true }
 func becomeSubreaper() error { return errNotLinux }
 
 func killAdopted() int { return 0 }
+
+// reaper is the Linux reaper's stand-in: nothing is reaped here.
+type reaper struct{}
+
+func startReaper(context.Context) *reaper { return &reaper{} }
+
+func (r *reaper) start(cmd *exec.Cmd) error { return cmd.Start() }
+
+func (r *reaper) release(int) {}
+
+func forwardSignal(syscall.Signal) {}

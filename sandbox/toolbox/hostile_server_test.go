@@ -16,48 +16,60 @@ import (
 )
 
 // fakeServer answers each request a client sends with whatever respond
-// writes, standing for a server the worker has taken over.
-func fakeServer(t *testing.T, respond func(req request, w io.Writer), opts ...Option) *Client {
+// writes, standing for a server the worker has taken over. respond gets
+// the client's key: the fake stands for the worst case, a server that
+// knows it, so the client's decoding is tested behind the tag.
+func fakeServer(t *testing.T, respond func(req request, key []byte, w io.Writer), opts ...Option) *Client {
 	t.Helper()
 	reqR, reqW := io.Pipe()
 	repR, repW := io.Pipe()
+	c := NewClient(repR, reqW, opts...)
+	key := c.key
 	go func() {
 		defer func() { _ = repW.Close() }()
 		for {
-			body, err := readFrame(reqR, maxRequestFrame)
+			f, err := readFrame(reqR, maxRequestFrame)
 			if err != nil {
 				return
 			}
+			if err := f.open(key, dirRequest); err != nil {
+				t.Errorf("fake server: client sent %q: %v", f.body, err)
+				return
+			}
 			var req request
-			if err := json.Unmarshal(body, &req); err != nil {
-				t.Errorf("fake server: client sent %q: %v", body, err)
+			if err := json.Unmarshal(f.body, &req); err != nil {
+				t.Errorf("fake server: client sent %q: %v", f.body, err)
 				return
 			}
 			switch req.Kind {
 			case kindCancel:
 				continue
 			case kindShutdown:
-				_, _ = repW.Write(rawFrame(`{"id":` + jsonID(req.ID) + `,"result":{}}`))
+				_, _ = repW.Write(taggedFrame(key, dirReply, req.ID, `{"id":`+jsonID(req.ID)+`,"result":{}}`))
 				return
 			}
-			respond(req, repW)
+			respond(req, key, repW)
 		}
 	}()
-	c := NewClient(repR, reqW, opts...)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
-// rawFrame is body behind a length prefix.
-func rawFrame(body string) []byte {
-	f := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+// taggedFrame is body framed for id going in direction dir, tagged under
+// key, as an honest peer sends it.
+func taggedFrame(key []byte, dir byte, id uint64, body string) []byte {
+	tag := frameTag(key, dir, id, []byte(body))
+	f := binary.BigEndian.AppendUint32(nil, uint32(idSize+tagSize+len(body)))
+	f = binary.BigEndian.AppendUint64(f, id)
+	f = append(f, tag[:]...)
 	return append(f, body...)
 }
 
-// replyWith answers every request with the JSON fmt.Sprintf(format, id).
-func replyWith(format string) func(req request, w io.Writer) {
-	return func(req request, w io.Writer) {
-		_, _ = w.Write(rawFrame(strings.ReplaceAll(format, "ID", jsonID(req.ID))))
+// replyWith answers every request with the JSON fmt.Sprintf(format, id),
+// tagged with the key.
+func replyWith(format string) func(req request, key []byte, w io.Writer) {
+	return func(req request, key []byte, w io.Writer) {
+		_, _ = w.Write(taggedFrame(key, dirReply, req.ID, strings.ReplaceAll(format, "ID", jsonID(req.ID))))
 	}
 }
 
@@ -76,32 +88,46 @@ func TestHostileServer(t *testing.T) {
 	}
 	measure := func(c *Client) error { _, err := c.Measure(t.Context(), limitsNone); return err }
 	hello := func(c *Client) error { _, err := c.Hello(t.Context(), sandbox.Limits{}); return err }
+	budget := func(c *Client) error { _, err := c.Budget(t.Context()); return err }
 	tests := []struct {
 		name    string
-		respond func(req request, w io.Writer)
+		respond func(req request, key []byte, w io.Writer)
 		call    call
 		cause   error // also wrapped, when set
 	}{
 		{"garbage body", replyWith("not json at all"), readFile, nil},
-		{"garbage stream", func(_ request, w io.Writer) { _, _ = w.Write([]byte("HTTP/1.1 200 OK\r\n\r\n")) }, readFile, errFrameTooLarge},
-		{"oversized frame", func(_ request, w io.Writer) {
-			_, _ = w.Write(binary.BigEndian.AppendUint32(nil, maxReplyFrame+1))
+		{"garbage stream", func(_ request, _ []byte, w io.Writer) { _, _ = w.Write([]byte("HTTP/1.1 200 OK\r\n\r\n")) }, readFile, errFrameTooLarge},
+		{"oversized frame", func(_ request, _ []byte, w io.Writer) {
+			_, _ = w.Write(binary.BigEndian.AppendUint32(nil, idSize+tagSize+maxReplyFrame+1))
 		}, readFile, errFrameTooLarge},
-		{"wrong id", func(req request, w io.Writer) {
-			_, _ = w.Write(rawFrame(`{"id":` + jsonID(req.ID+1) + `,"result":{"text":""}}`))
+		{"wrong id", func(req request, key []byte, w io.Writer) {
+			_, _ = w.Write(taggedFrame(key, dirReply, req.ID+1, `{"id":`+jsonID(req.ID+1)+`,"result":{"text":""}}`))
+		}, readFile, nil},
+		{"body of another id", func(req request, key []byte, w io.Writer) {
+			_, _ = w.Write(taggedFrame(key, dirReply, req.ID, `{"id":`+jsonID(req.ID+1)+`,"result":{"text":""}}`))
+		}, readFile, nil},
+		{"forged tag", func(req request, _ []byte, w io.Writer) {
+			_, _ = w.Write(taggedFrame(newKey(), dirReply, req.ID, `{"id":`+jsonID(req.ID)+`,"result":{"text":"FORGED"}}`))
+		}, readFile, errBadTag},
+		{"request direction", func(req request, key []byte, w io.Writer) {
+			_, _ = w.Write(taggedFrame(key, dirRequest, req.ID, `{"id":`+jsonID(req.ID)+`,"result":{"text":"FORGED"}}`))
+		}, readFile, errBadTag},
+		{"short frame", func(_ request, _ []byte, w io.Writer) {
+			_, _ = w.Write(binary.BigEndian.AppendUint32(nil, 3))
+			_, _ = w.Write([]byte("{}x"))
 		}, readFile, nil},
 		{"id zero", replyWith(`{"id":0,"result":{"text":""}}`), readFile, nil},
-		{"half frame then EOF", func(_ request, w io.Writer) {
-			_, _ = w.Write(rawFrame(`{"id":1,"result":{"text":""}}`)[:10])
+		{"half frame then EOF", func(_ request, _ []byte, w io.Writer) {
+			_, _ = w.Write(taggedFrame(nil, dirReply, 1, `{"id":1,"result":{"text":""}}`)[:10])
 			_ = w.(io.Closer).Close()
 		}, readFile, io.ErrUnexpectedEOF},
-		{"half header then EOF", func(_ request, w io.Writer) {
+		{"half header then EOF", func(_ request, _ []byte, w io.Writer) {
 			_, _ = w.Write([]byte{0, 0})
 			_ = w.(io.Closer).Close()
 		}, readFile, io.ErrUnexpectedEOF},
-		{"EOF", func(_ request, w io.Writer) { _ = w.(io.Closer).Close() }, readFile, io.EOF},
-		{"silence", func(request, io.Writer) {}, readFile, nil},
-		{"silence on bash", func(request, io.Writer) {}, bash, nil},
+		{"EOF", func(_ request, _ []byte, w io.Writer) { _ = w.(io.Closer).Close() }, readFile, io.EOF},
+		{"silence", func(request, []byte, io.Writer) {}, readFile, nil},
+		{"silence on bash", func(request, []byte, io.Writer) {}, bash, nil},
 		{"unknown field", replyWith(`{"id":ID,"result":{"text":"","extra":1}}`), readFile, nil},
 		{"unknown envelope field", replyWith(`{"id":ID,"result":{"text":""},"x":1}`), readFile, nil},
 		{"trailing data", replyWith(`{"id":ID,"result":{"text":""}} {}`), readFile, nil},
@@ -118,6 +144,9 @@ func TestHostileServer(t *testing.T) {
 		{"output not UTF-8", replyWith(`{"id":ID,"result":{"exit_code":0,"output":"/w==","capped":false,"timed_out":false,"launch_error":""}}`), bash, nil},
 		{"negative measure", replyWith(`{"id":ID,"result":{"bytes":-1,"entries":0,"escaping_symlinks":[],"escaping_truncated":false,"violation":""}}`), measure, nil},
 		{"hello of another version", replyWith(`{"id":ID,"result":{"version":99,"pid":1,"uid":0,"gid":0,"root":"L3dvcms=","dumpable":false}}`), hello, nil},
+		{"forged budget verdict", func(req request, _ []byte, w io.Writer) {
+			_, _ = w.Write(taggedFrame(newKey(), dirReply, req.ID, `{"id":`+jsonID(req.ID)+`,"result":{"bytes":0,"entries":0,"escaping_symlinks":[],"escaping_truncated":false,"violation":"Rk9SR0VE"}}`))
+		}, budget, errBadTag},
 		{"implausible hello", replyWith(`{"id":ID,"result":{"version":1,"pid":0,"uid":0,"gid":0,"root":"L3dvcms=","dumpable":false}}`), hello, nil},
 	}
 	for _, tc := range tests {
@@ -193,7 +222,7 @@ func TestOversizedHeaderAllocatesNothing(t *testing.T) {
 // cancellation is declared gone after the grace, while the call returns
 // the context's error.
 func TestCancelWithoutAnswerBreaksClient(t *testing.T) {
-	c := fakeServer(t, func(request, io.Writer) {}, WithCancelGrace(200*time.Millisecond))
+	c := fakeServer(t, func(request, []byte, io.Writer) {}, WithCancelGrace(200*time.Millisecond))
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()

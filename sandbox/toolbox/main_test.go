@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dirtywork/dirtywork/sandbox"
 )
 
 // serverEnv, when set, makes the test binary run Main with the JSON
@@ -31,10 +33,12 @@ func TestMain(m *testing.M) {
 }
 
 // transport starts a server on root (display path = root) and returns a
-// client talking to it.
+// client talking to it: start after its hello, without caps; connect
+// before any.
 type transport struct {
-	name  string
-	start func(t testing.TB, root string, opts ...Option) *Client
+	name    string
+	start   func(t testing.TB, root string, opts ...Option) *Client
+	connect func(t testing.TB, root string, opts ...Option) *Client
 }
 
 // transports are the two ways the tests reach a server: in-process over
@@ -42,9 +46,14 @@ type transport struct {
 var transports = []transport{
 	{"pipe", func(t testing.TB, root string, opts ...Option) *Client {
 		return startPipe(t, ServerConfig{Root: root, Env: testEnv()}, opts...)
+	}, func(t testing.TB, root string, opts ...Option) *Client {
+		return connectPipe(t, ServerConfig{Root: root, Env: testEnv()}, opts...)
 	}},
 	{"process", func(t testing.TB, root string, opts ...Option) *Client {
 		c, _ := startProcess(t, []string{"-root", root}, opts...)
+		return c
+	}, func(t testing.TB, root string, opts ...Option) *Client {
+		c, _ := connectProcess(t, []string{"-root", root}, opts...)
 		return c
 	}},
 }
@@ -54,9 +63,25 @@ func testEnv() []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TOOLBOX_TEST_VAR=from-config"}
 }
 
-// startPipe runs Serve in-process with cfg over two io.Pipe pairs. The
-// cleanup closes the client and checks Serve ended cleanly.
+// startPipe is connectPipe with the hello said, without caps.
 func startPipe(t testing.TB, cfg ServerConfig, opts ...Option) *Client {
+	t.Helper()
+	return greet(t, connectPipe(t, cfg, opts...))
+}
+
+// greet says c's hello, without caps, and returns c.
+func greet(t testing.TB, c *Client) *Client {
+	t.Helper()
+	if _, err := c.Hello(t.Context(), sandbox.Limits{}); err != nil {
+		t.Fatalf("hello: %v", err)
+	}
+	return c
+}
+
+// connectPipe runs Serve in-process with cfg over two io.Pipe pairs, and
+// says no hello. The cleanup closes the client and checks Serve ended
+// cleanly.
+func connectPipe(t testing.TB, cfg ServerConfig, opts ...Option) *Client {
 	t.Helper()
 	reqR, reqW := io.Pipe()
 	repR, repW := io.Pipe()
@@ -101,10 +126,18 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// startProcess runs the test binary as a server with args (Main's flags)
-// and returns a client on its stdin and stdout. The cleanup closes the
-// client and waits for the process, which must exit 0.
+// startProcess is connectProcess with the hello said, without caps.
 func startProcess(t testing.TB, args []string, opts ...Option) (*Client, *exec.Cmd) {
+	t.Helper()
+	c, cmd := connectProcess(t, args, opts...)
+	return greet(t, c), cmd
+}
+
+// connectProcess runs the test binary as a server with args (Main's
+// flags) and returns a client on its stdin and stdout that said no hello.
+// The cleanup closes the client and waits for the process, which must
+// exit 0.
+func connectProcess(t testing.TB, args []string, opts ...Option) (*Client, *exec.Cmd) {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {

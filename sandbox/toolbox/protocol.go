@@ -6,8 +6,9 @@ import (
 
 // ProtocolVersion is the version of the frames and messages below. A
 // server answers a hello of another version with a "version" error, so a
-// client never talks to a binary built from other sources.
-const ProtocolVersion = 2
+// client never talks to a binary built from other sources. Version 3
+// authenticates every frame (frame.go).
+const ProtocolVersion = 3
 
 const (
 	// maxRequestFrame caps a request's JSON. Text travels as base64 (4/3),
@@ -78,6 +79,10 @@ type request struct {
 
 type helloArgs struct {
 	Version int `json:"version"`
+	// Key is the secret every later frame, both ways, is tagged with
+	// (keySize bytes, fresh for each server). It travels only here, on
+	// the stream, never in the server's argv or environment.
+	Key []byte `json:"key"`
 	// MaxBytes and MaxEntries are the tree's caps (0: none), which the
 	// server's budget holds the tree to (see budget requests).
 	MaxBytes   int64 `json:"max_bytes"`

@@ -1,7 +1,6 @@
 package toolbox
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,11 +34,14 @@ type ServerConfig struct {
 	// writes (RLIMIT_FSIZE, set with ulimit -f in whole KiB): a command
 	// passing it dies of SIGXFSZ, exit code 153.
 	MaxFileBytes int64
-	// Subreaper makes the process a child subreaper and, after every
-	// command, kills whatever children it has adopted, so a job that left
-	// the command's process group (setsid, a double fork) dies with it
-	// too. Set it only for a process that runs nothing but the server, as
-	// Main does: every child of the process is killed.
+	// Subreaper makes the process a child subreaper that reaps every
+	// child it adopts as soon as it exits and, after every command, kills
+	// whatever children are left, so a job that left the command's
+	// process group (setsid, a double fork) dies with it too. Set it only
+	// for a process that runs nothing but the server, as Main does: every
+	// child of the process is reaped and killed. It is what the server
+	// needs to be its PID namespace's init (pid 1 of a container, or of a
+	// namespace a host jail makes).
 	Subreaper bool
 }
 
@@ -59,10 +61,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg ServerConfig) e
 	if err := setNonDumpable(); err != nil {
 		return fmt.Errorf("toolbox: make the server non-dumpable: %w", err)
 	}
+	var rp *reaper
 	if cfg.Subreaper {
 		if err := becomeSubreaper(); err != nil {
 			return fmt.Errorf("toolbox: become a child subreaper: %w", err)
 		}
+		reapCtx, stopReaping := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopReaping()
+		rp = startReaper(reapCtx)
 	}
 	root, err := os.OpenRoot(cfg.Root)
 	if err != nil {
@@ -84,6 +90,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg ServerConfig) e
 		out:      out,
 		inflight: make(map[uint64]context.CancelFunc),
 		writeErr: make(chan error, 1),
+		reaper:   rp,
+		seen:     make(map[uint64]bool),
 	}
 	if s.bash == "" {
 		s.bash = "/bin/bash"
@@ -96,10 +104,19 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg ServerConfig) e
 
 // server is one Serve call's state.
 type server struct {
-	cfg  ServerConfig
-	fs   *fsops.FS
-	bash string
-	env  []string
+	cfg ServerConfig
+	fs  *fsops.FS
+	// reaper reaps every child but the commands' own (Subreaper only).
+	reaper *reaper
+	bash   string
+	env    []string
+
+	// key tags every frame both ways; the hello brings it, and only the
+	// request loop sets it, before any reply can be sent.
+	key []byte
+	// seen holds every request id used (only the request loop touches
+	// it): an id comes once, so a replayed frame is refused.
+	seen map[uint64]bool
 
 	wmu sync.Mutex // serialises writes to out
 	out io.Writer
@@ -109,18 +126,25 @@ type server struct {
 	mu       sync.Mutex
 	inflight map[uint64]context.CancelFunc // guarded by mu
 	bashBusy bool                          // guarded by mu: a command runs
+	greeted  bool                          // guarded by mu: the hello was answered
 	// budget holds the tree to the caps the hello gave; nil before it.
 	budget *fsops.Budget // guarded by mu
 	wg     sync.WaitGroup
 }
 
-// inbound is what the reader got: a frame's body, an oversized frame it
+// inbound is what the reader got: a frame, an oversized frame it
 // skipped, or the error that ended the stream.
 type inbound struct {
-	body     []byte
+	frame    wireFrame
 	tooLarge uint32
 	err      error
 }
+
+// errUnauthenticated is a request frame the server cannot take as its
+// client's: the first frame is not a well-formed hello, or a later one
+// fails its tag. Serving ends: whoever wrote it is not the client, and
+// the stream can no longer be trusted.
+var errUnauthenticated = errors.New("unauthenticated request")
 
 // serve is the request loop.
 func (s *server) serve(ctx context.Context, in io.Reader) error {
@@ -145,11 +169,20 @@ func (s *server) serve(ctx context.Context, in io.Reader) error {
 				return nil
 			case f.err != nil:
 				return fmt.Errorf("toolbox: read request: %w", f.err)
+			case f.tooLarge > 0 && s.key == nil:
+				return fmt.Errorf("toolbox: %w: a first frame of %d bytes", errUnauthenticated, f.tooLarge)
 			case f.tooLarge > 0:
 				s.replyError(0, errKindBadRequest, fmt.Sprintf("request frame of %d bytes is over the %d-byte limit", f.tooLarge, maxRequestFrame))
 				continue
 			}
-			if id, stop := s.dispatch(ctx, f.body); stop {
+			if err := s.authenticate(f.frame); err != nil {
+				return fmt.Errorf("toolbox: %w", err)
+			}
+			id, stop, err := s.dispatch(ctx, f.frame)
+			if err != nil {
+				return fmt.Errorf("toolbox: %w", err)
+			}
+			if stop {
 				// Requests still running are cancelled and answer
 				// first; the goodbye is the last frame.
 				cancel()
@@ -161,6 +194,32 @@ func (s *server) serve(ctx context.Context, in io.Reader) error {
 	}
 }
 
+// authenticate checks a request frame's tag. The first frame must be the
+// client's hello, which brings the key: nothing else runs before it, so
+// no command of the worker's can exist yet to have written it. Every
+// later frame must carry the tag of that key.
+func (s *server) authenticate(f wireFrame) error {
+	if s.key != nil {
+		if err := f.open(s.key, dirRequest); err != nil {
+			return fmt.Errorf("%w: %w", errUnauthenticated, err)
+		}
+		return nil
+	}
+	var req request
+	var args helloArgs
+	switch {
+	case decodeStrict(f.body, &req) != nil || req.Kind != kindHello || req.ID != f.id:
+		return fmt.Errorf("%w: the first request is not a hello", errUnauthenticated)
+	case json.Unmarshal(req.Args, &args) != nil || len(args.Key) != keySize:
+		return fmt.Errorf("%w: the hello carries no %d-byte key", errUnauthenticated, keySize)
+	}
+	if err := f.open(args.Key, dirRequest); err != nil {
+		return fmt.Errorf("%w: %w", errUnauthenticated, err)
+	}
+	s.key = args.Key
+	return nil
+}
+
 // readRequests reads frames into frames until the stream ends or quit is
 // closed. An oversized frame is skipped whole, so the stream stays in step.
 func readRequests(in io.Reader, frames chan<- inbound, quit <-chan struct{}) {
@@ -170,14 +229,17 @@ func readRequests(in io.Reader, frames chan<- inbound, quit <-chan struct{}) {
 		switch {
 		case err != nil:
 			f.err = err
-		case n > maxRequestFrame:
+		case n > maxRequestFrame+idSize+tagSize:
 			if _, err := io.CopyN(io.Discard, in, int64(n)); err != nil {
 				f.err = noEOF(err)
 			} else {
 				f.tooLarge = n
 			}
 		default:
-			f.body, f.err = readBody(in, n)
+			var p []byte
+			if p, f.err = readBody(in, n); f.err == nil {
+				f.frame, f.err = splitPayload(p)
+			}
 		}
 		select {
 		case frames <- f:
@@ -190,39 +252,52 @@ func readRequests(in io.Reader, frames chan<- inbound, quit <-chan struct{}) {
 	}
 }
 
-// dispatch decodes one request and starts it; a malformed or refused one
-// is answered at once. It reports a shutdown request and its id.
-func (s *server) dispatch(ctx context.Context, body []byte) (id uint64, shutdown bool) {
+// dispatch decodes one authenticated request and starts it; a malformed
+// or refused one is answered at once. It reports a shutdown request and
+// its id; an error ends serving.
+func (s *server) dispatch(ctx context.Context, f wireFrame) (id uint64, shutdown bool, err error) {
 	var req request
-	if err := decodeStrict(body, &req); err != nil {
-		s.replyError(lenientID(body), errKindBadRequest, "decode request: "+err.Error())
-		return 0, false
+	if err := decodeStrict(f.body, &req); err != nil {
+		s.replyError(f.id, errKindBadRequest, "decode request: "+err.Error())
+		return 0, false, nil
 	}
-	if req.ID == 0 {
+	switch {
+	case req.ID != f.id:
+		// Only a broken client tags one id and sends another.
+		return 0, false, fmt.Errorf("request %d framed as %d", req.ID, f.id)
+	case req.ID == 0:
 		s.replyError(0, errKindBadRequest, "request id 0")
-		return 0, false
+		return 0, false, nil
+	}
+	if req.Kind != kindCancel {
+		// A cancel names the request it cancels; anything else under an
+		// id seen before is a replayed frame.
+		if s.seen[req.ID] {
+			return 0, false, fmt.Errorf("%w: request id %d used again", errUnauthenticated, req.ID)
+		}
+		s.seen[req.ID] = true
 	}
 	switch req.Kind {
 	case kindCancel, kindShutdown:
 		if len(req.Args) > 0 && string(req.Args) != "{}" && string(req.Args) != "null" {
 			s.replyError(req.ID, errKindBadRequest, req.Kind+" takes no arguments")
-			return 0, false
+			return 0, false, nil
 		}
 		if req.Kind == kindShutdown {
-			return req.ID, true
+			return req.ID, true, nil
 		}
 		s.cancelRequest(req.ID)
-		return 0, false
+		return 0, false, nil
 	}
 	run, err := s.prepare(req.Kind, req.Args)
 	if err != nil {
 		s.replyError(req.ID, errKindBadRequest, fmt.Sprintf("%s: %v", req.Kind, err))
-		return 0, false
+		return 0, false, nil
 	}
 	reqCtx, release, kind, msg := s.admit(ctx, req.ID, req.Kind == kindBash)
 	if kind != "" {
 		s.replyError(req.ID, kind, msg)
-		return 0, false
+		return 0, false, nil
 	}
 	s.wg.Go(func() {
 		result, err := s.runGuarded(reqCtx, run)
@@ -239,7 +314,7 @@ func (s *server) dispatch(ctx context.Context, body []byte) (id uint64, shutdown
 		}
 		s.reply(req.ID, result)
 	})
-	return 0, false
+	return 0, false, nil
 }
 
 // admit registers a request in flight, or says why it cannot run: an id
@@ -306,22 +381,10 @@ func errorKind(ctx context.Context, err error) string {
 		return errKindClosedRoot
 	case errors.Is(err, errVersion):
 		return errKindVersion
+	case errors.Is(err, errGreeted):
+		return errKindBadRequest
 	}
 	return errKindInternal
-}
-
-// lenientID is the id of a request that failed strict decoding, if a
-// lenient look finds one, so the refusal reaches the right call.
-func lenientID(body []byte) uint64 {
-	var probe struct {
-		ID uint64 `json:"id"`
-	}
-	// A decoder, unlike Unmarshal, stops after the first value, so trailing
-	// data does not hide the id.
-	if json.NewDecoder(bytes.NewReader(body)).Decode(&probe) != nil {
-		return 0
-	}
-	return probe.ID
 }
 
 // outReply is reply with its result still to be encoded.
@@ -343,12 +406,12 @@ func (s *server) replyError(id uint64, kind, msg string) {
 // replaced by an internal error, so the server never breaks the stream
 // itself. The first write failure ends the loop.
 func (s *server) send(r outReply) {
-	frame, err := encodeFrame(r)
-	if err == nil && len(frame)-frameHeader > maxReplyFrame {
-		err = fmt.Errorf("reply of %d bytes is over the %d-byte limit", len(frame)-frameHeader, maxReplyFrame)
+	frame, err := sealFrame(s.key, dirReply, r.ID, r)
+	if err == nil && bodySize(frame) > maxReplyFrame {
+		err = fmt.Errorf("reply of %d bytes is over the %d-byte limit", bodySize(frame), maxReplyFrame)
 	}
 	if err != nil {
-		frame, err = encodeFrame(outReply{ID: r.ID, Error: &wireError{Kind: errKindInternal, Message: err.Error()}})
+		frame, err = sealFrame(s.key, dirReply, r.ID, outReply{ID: r.ID, Error: &wireError{Kind: errKindInternal, Message: err.Error()}})
 		if err != nil {
 			return // a fixed small struct always encodes
 		}

@@ -18,7 +18,9 @@ const defaultGrepTimeout = 30 * time.Second
 // (ErrRequestTooLarge), or the context's.
 
 // Hello checks the server speaks this protocol version and returns what
-// it says about itself.
+// it says about itself. It must be the first call: it hands the server
+// the secret every later frame is tagged with, and a server refuses
+// anything before it (ending the stream).
 //
 // limits are the tree's caps, which the server's budget holds the tree
 // to: every writing file tool is accounted as it runs, and the tree is
@@ -28,7 +30,8 @@ func (c *Client) Hello(ctx context.Context, limits sandbox.Limits) (ServerInfo, 
 	if limits.MaxBytes < 0 || limits.MaxEntries < 0 {
 		return ServerInfo{}, fmt.Errorf("hello: %w: negative limits", ErrBadRequest)
 	}
-	d, err := c.call(ctx, kindHello, helloArgs{Version: ProtocolVersion, MaxBytes: limits.MaxBytes, MaxEntries: limits.MaxEntries}, c.opts.callTimeout)
+	args := helloArgs{Version: ProtocolVersion, Key: c.key, MaxBytes: limits.MaxBytes, MaxEntries: limits.MaxEntries}
+	d, err := c.call(ctx, kindHello, args, c.opts.callTimeout)
 	if err != nil {
 		return ServerInfo{}, err
 	}
