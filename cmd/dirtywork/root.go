@@ -109,6 +109,7 @@ four runs at once and takes review verdicts.`,
 		newDemoCmd(io),
 		newImageCmd(io),
 		newLaneCmd(io),
+		newDoctorCmd(io),
 		newDevCmd(io),
 		newToolboxCmd(io),
 	)
