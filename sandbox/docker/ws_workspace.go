@@ -9,6 +9,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/export"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 )
 
 // Workspace is a docker sandbox: the run's tree in a volume, worked on by
@@ -140,6 +141,7 @@ func (w *Workspace) open(ctx context.Context) error {
 		}
 	}
 	w.cfg.trace("volumes")
+	pause.At(pause.Volume)
 	s, err := w.startSession(ctx, true)
 	// The pack and the tool server live in the tools volume now (or never
 	// will); a carried build's bytes need not stay in memory.
@@ -151,6 +153,7 @@ func (w *Workspace) open(ctx context.Context) error {
 	w.mu.Lock()
 	w.sess = s
 	w.mu.Unlock()
+	pause.At(pause.Container)
 	if w.cfg.Setup == "" {
 		w.wd = startWatchdog(w)
 		w.checkOutMeanwhile(s)

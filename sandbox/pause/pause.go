@@ -61,6 +61,10 @@ func parse(v string) map[string]bool {
 	return m
 }
 
+// Armed reports whether name is one of the points asked for, for callers
+// that must prepare a point (a stream that pauses part way) beforehand.
+func Armed(name string) bool { return points[name] }
+
 // At pauses the calling goroutine if name is one of the points asked for;
 // otherwise it returns at once.
 func At(name string) {
