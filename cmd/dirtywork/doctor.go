@@ -287,13 +287,11 @@ func checkHostSandbox(ctx context.Context) check {
 		return c
 	}
 	c.Data = rep
-	var ok, missing []string
+	var ok []string
 	for _, l := range rep.Layers {
 		if l.OK {
 			ok = append(ok, l.Name+layerDetail(l.Detail))
-			continue
 		}
-		missing = append(missing, l.Name)
 	}
 	c.Detail = strings.Join(ok, ", ")
 	err := rep.Err()
