@@ -87,7 +87,9 @@ func TestRunDetachAndWait(t *testing.T) {
 	}
 	// The run is alive, in a session of its own, owned by no terminal.
 	if alive, err := transcript.IsAlive(runDir); err != nil || !alive {
-		t.Fatalf("detached run not alive right after the announcement (%v)", err)
+		res, _ := os.ReadFile(filepath.Join(runDir, "result.json"))
+		log, _ := os.ReadFile(filepath.Join(runDir, "stderr.log"))
+		t.Fatalf("detached run not alive right after the announcement (%v); result %s\nstderr.log:\n%s", err, res, log)
 	}
 	if sid, err := unix.Getsid(pid); err != nil || sid != pid {
 		t.Fatalf("the run's session is %d (%v), want its own (%d)", sid, err, pid)
