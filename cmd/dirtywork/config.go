@@ -72,6 +72,9 @@ func applyDefaultsSkipping(flags *pflag.FlagSet, env map[string]string, path str
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for key, raw := range values {
+		if _, ok := raw.(map[string]any); ok && key == "tui" {
+			continue // mission control's section (see tui.go)
+		}
 		line := keyLine(data, key)
 		if ignore[key] {
 			continue

@@ -44,7 +44,6 @@ func TestVersion(t *testing.T) {
 func TestNotLandedCommandsRefuse(t *testing.T) {
 	for _, args := range [][]string{
 		{"bench"},
-		{"tui"},
 	} {
 		name := strings.Join(args[:min(len(args), 2)], " ")
 		if args[0] != "runs" {

@@ -157,6 +157,17 @@ func newPipes() (*pipes, error) {
 	return &p, nil
 }
 
+// chown gives the three pipes to uid and gid (a pipe's ends share one
+// inode).
+func (p *pipes) chown(uid, gid int) error {
+	for _, f := range []*os.File{p.stdinR, p.stdoutW, p.stderrW} {
+		if err := f.Chown(uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // closeChild closes the child's ends, which it holds copies of.
 func (p *pipes) closeChild() {
 	for _, f := range []*os.File{p.stdinR, p.stdoutW, p.stderrW} {
@@ -222,6 +233,15 @@ func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err erro
 	p, err := newPipes()
 	if err != nil {
 		return nil, Info{}, err
+	}
+	if l.hostUID != os.Getuid() {
+		// A pipe belongs to whoever made it, mode 0600: the program could
+		// use the descriptors it was given but not reopen them by path
+		// (echo > /dev/stderr is /proc/self/fd/2). They become its own.
+		if err := p.chown(l.hostUID, l.hostGID); err != nil {
+			p.close()
+			return nil, Info{}, fmt.Errorf("jail: hand the program its pipes: %w", err)
+		}
 	}
 	sock, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -354,7 +374,7 @@ func (l *launch) openBinds(pid int, entries []entry) (fds []int, err error) {
 		if e.IDMap {
 			ns = userns
 		}
-		fd, err := openBind(e.Source, e.ReadOnly, e.Recursive, false, ns)
+		fd, err := parentBind(e.Source, e.ReadOnly, e.Recursive, false, ns)
 		var ie *idmapError
 		if errors.As(err, &ie) && e.ReadOnly {
 			// Read-only, its files can only be read: unmapped, they show as
@@ -373,6 +393,10 @@ func (l *launch) openBinds(pid int, entries []entry) (fds []int, err error) {
 	}
 	return fds, nil
 }
+
+// parentBind is openBind in the parent; tests stand in a file system that
+// cannot be idmapped.
+var parentBind = openBind
 
 // sendSpec sends the spec, with the descriptors, over the control socket.
 func sendSpec(sock int, sp spec, fds []int) error {

@@ -1,0 +1,230 @@
+package tui
+
+import (
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dirtywork/dirtywork/tui/backend"
+	"github.com/dirtywork/dirtywork/tui/keys"
+	"github.com/dirtywork/dirtywork/tui/launch"
+	"github.com/dirtywork/dirtywork/tui/live"
+	"github.com/dirtywork/dirtywork/tui/pane"
+	"github.com/dirtywork/dirtywork/tui/review"
+	"github.com/dirtywork/dirtywork/tui/runinfo"
+	"github.com/dirtywork/dirtywork/tui/runlist"
+	"github.com/dirtywork/dirtywork/tui/stats"
+	"github.com/dirtywork/dirtywork/tui/theme"
+	"github.com/dirtywork/dirtywork/tui/transcriptview"
+)
+
+// Feed is how the root asks for transcripts and the runs root's changes;
+// feed.Feed implements it. Its methods are called only from tea.Cmds.
+type Feed interface {
+	Follow(slug, path string) error
+	Unfollow(slug string)
+	Watch(ch <-chan []backend.Change)
+}
+
+// Notify says how a run that ends or needs review is announced.
+type Notify struct {
+	Bell bool
+	OSC9 bool
+}
+
+// ColorMode chooses light, dark or no colour; Auto asks the terminal.
+type ColorMode int
+
+// Colour modes.
+const (
+	ColorAuto ColorMode = iota
+	ColorDark
+	ColorLight
+	ColorNone
+)
+
+// Options configure mission control.
+type Options struct {
+	Store    backend.Store
+	Launcher backend.Launcher
+	Feed     Feed
+	Keys     keys.Map
+	Color    ColorMode
+	// MaxParallel is the most runs alive at once (4 when 0).
+	MaxParallel int
+	Notify      Notify
+	// Launch fills the launch form.
+	Launch launch.Defaults
+	// Queue is launched at start, in order, as slots allow (the demo's
+	// four tasks).
+	Queue []backend.LaunchSpec
+	// Banner is shown under the title (the demo says the model is
+	// scripted).
+	Banner string
+	// Editor is the command that opens a worktree ($VISUAL, $EDITOR).
+	Editor []string
+	// Now is the clock (tests).
+	Now func() time.Time
+	// TickEvery is how often elapsed and waiting times are redrawn (1 s
+	// when 0; never when negative, for tests).
+	TickEvery time.Duration
+	// Log receives errors and notable events (the log file); may be nil.
+	Log func(format string, args ...any)
+}
+
+type screen int
+
+const (
+	screenDashboard screen = iota
+	screenReview
+	screenTranscript
+	screenStats
+	screenLaunch
+)
+
+func (s screen) String() string {
+	switch s {
+	case screenReview:
+		return "review"
+	case screenTranscript:
+		return "transcript"
+	case screenStats:
+		return "stats"
+	case screenLaunch:
+		return "launch"
+	}
+	return "dashboard"
+}
+
+// paneCount is the number of live panes.
+const paneCount = 4
+
+// entry is one run the root knows of.
+type entry struct {
+	run   backend.Run
+	state *live.State // nil unless followed
+	// placeholder: launched by us, not yet seen in the store.
+	placeholder bool
+}
+
+// Model is mission control's root: it routes keys to the focused
+// component and data messages to their owners.
+type Model struct {
+	opts   Options
+	styles *theme.Styles
+	keys   *keys.Map
+	now    time.Time
+
+	width, height int
+	screen        screen
+	focusPane     int // -1: the list has the focus
+	zoom          bool
+
+	runs      map[string]*entry
+	followed  map[string]bool
+	loaded    bool
+	loadErr   string
+	panes     [paneCount]string
+	paneViews [paneCount]pane.Model
+	list      runlist.Model
+
+	queue  []*runinfo.Queued
+	nextID int
+	// launching counts launches handed to the launcher whose run is not
+	// yet in the store: they hold a slot.
+	launching int
+
+	review     *review.Model
+	transcript *transcriptview.Model
+	stats      stats.Model
+	form       *launch.Model
+
+	help     help.Model
+	fullHelp bool
+
+	status    string
+	statusErr bool
+	quitArmed bool
+	watching  bool
+}
+
+var _ tea.Model = Model{}
+
+// New builds the root model.
+func New(opts Options) Model {
+	if opts.MaxParallel <= 0 {
+		opts.MaxParallel = 4
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	km := opts.Keys
+	mode := theme.Dark
+	switch opts.Color {
+	case ColorLight:
+		mode = theme.Light
+	case ColorNone:
+		mode = theme.NoColor
+	}
+	st := theme.New(mode)
+	m := Model{
+		opts:      opts,
+		styles:    st,
+		keys:      &km,
+		now:       opts.Now(),
+		focusPane: -1,
+		runs:      map[string]*entry{},
+		followed:  map[string]bool{},
+		help:      help.New(),
+	}
+	m.help.Styles = st.Help
+	m.list = runlist.New(st, &m.keys.Runs)
+	m.list.SetFocused(true)
+	m.list.SetLaunchKey(m.keys.Dashboard.Launch.Help().Key)
+	for i := range m.paneViews {
+		m.paneViews[i] = pane.New(st, i)
+	}
+	m.stats = stats.New(st, &m.keys.Stats, nil)
+	for _, spec := range opts.Queue {
+		m.enqueue(spec)
+	}
+	return m
+}
+
+// Init starts loading the runs, watching the root and the clock.
+func (m Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.loadCmd(), m.watchCmd(), m.tickCmd()}
+	if m.opts.Color == ColorAuto {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	return tea.Batch(cmds...)
+}
+
+// tickMsg advances the clock the elapsed and waiting times are drawn with.
+type tickMsg time.Time
+
+func (m Model) tickCmd() tea.Cmd {
+	every := m.opts.TickEvery
+	if every < 0 {
+		return nil
+	}
+	if every == 0 {
+		every = time.Second
+	}
+	return tea.Tick(every, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+func (m *Model) setStatus(text string, isErr bool) {
+	m.status = text
+	m.statusErr = isErr
+	if isErr && m.opts.Log != nil {
+		m.opts.Log("%s", text)
+	}
+}
+
+func (m *Model) logf(format string, args ...any) {
+	if m.opts.Log != nil {
+		m.opts.Log(format, args...)
+	}
+}

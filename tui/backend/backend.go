@@ -1,0 +1,275 @@
+// Package backend is what mission control needs from the rest of
+// dirtywork, as two small interfaces: a Store over the runs root (list,
+// watch, review, verdicts, accept, merge, clean, stop) and a Launcher
+// that starts runs detached from the TUI. The command wires the real
+// implementations in; tests hand the TUI a fake. Nothing here does I/O:
+// the TUI calls these only from inside a tea.Cmd.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Status is a run's status as run.json records it.
+type Status string
+
+// Statuses (the machine contract's, plus running).
+const (
+	StatusRunning          Status = "running"
+	StatusCompleted        Status = "completed"
+	StatusMaxTurns         Status = "max_turns"
+	StatusTimeout          Status = "timeout"
+	StatusContextExhausted Status = "context_exhausted"
+	StatusModelError       Status = "model_error"
+	StatusInterrupted      Status = "interrupted"
+	StatusStalled          Status = "stalled"
+	StatusStuck            Status = "stuck"
+	StatusVerifyFailed     Status = "verify_failed"
+	StatusBudgetExceeded   Status = "budget_exceeded"
+	StatusSandboxError     Status = "sandbox_error"
+	StatusExportFailed     Status = "export_failed"
+)
+
+// Verdicts a reviewer records.
+const (
+	VerdictAccept  = "accept"
+	VerdictReject  = "reject"
+	VerdictCleanup = "cleanup"
+)
+
+// Usage counts tokens.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// Total is prompt plus completion tokens.
+func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+
+// Run is one run as the runs root records it: its run.json and whether
+// its process is alive.
+type Run struct {
+	Slug          string
+	RunDir        string
+	Transcript    string // path of transcript.jsonl
+	Repo          string
+	Worktree      string
+	Branch        string
+	BaseCommit    string
+	BaseRef       string
+	Task          string
+	Model         string
+	Provider      string
+	Sandbox       string // docker or none
+	Status        Status
+	Alive         bool // the run's process holds its liveness lock
+	Started       time.Time
+	Ended         time.Time // zero while running
+	Turns         int       // -1 when unknown
+	Usage         Usage
+	ContextWindow int
+	FilesChanged  int
+	VerifyCommand string
+	VerifyPassed  *bool // nil when no verify ran
+	LastText      string
+	Verdict       string
+	VerdictAt     time.Time
+	ReviewSeconds *float64
+	ResumedFrom   string
+	ResumedBy     string
+	// Problem is set when run.json could not be read; the other fields
+	// are then mostly empty.
+	Problem string
+}
+
+// Phase is where a run stands for the person supervising it.
+type Phase int
+
+// Phases, in the order the runs list groups them.
+const (
+	PhaseReview   Phase = iota // ended, no verdict yet
+	PhaseRunning               // running and alive
+	PhaseQueued                // waiting in the TUI's launch queue
+	PhaseFinished              // ended and judged, or not judgeable
+	PhaseDead                  // status running, but nobody holds its lock
+)
+
+// String names the phase as the runs list's group headings do.
+func (p Phase) String() string {
+	switch p {
+	case PhaseReview:
+		return "needs review"
+	case PhaseRunning:
+		return "running"
+	case PhaseQueued:
+		return "queued"
+	case PhaseDead:
+		return "dead"
+	}
+	return "finished"
+}
+
+// Phase classifies the run.
+func (r Run) Phase() Phase {
+	switch {
+	case r.Status == StatusRunning && r.Alive:
+		return PhaseRunning
+	case r.Status == StatusRunning:
+		return PhaseDead
+	case r.Problem != "":
+		return PhaseFinished
+	case r.Verdict == "":
+		return PhaseReview
+	}
+	return PhaseFinished
+}
+
+// Live reports whether the run's process is still going.
+func (r Run) Live() bool { return r.Status == StatusRunning && r.Alive }
+
+// Change is one thing the runs root watch saw: a run appeared or
+// changed (Run holds its new state), or disappeared (Removed).
+type Change struct {
+	Run     Run
+	Removed bool
+}
+
+// Warning is something a reviewer should know before accepting.
+type Warning struct {
+	Kind string // base_moved, conflict, risky, other
+	Text string
+}
+
+// Warning kinds.
+const (
+	WarnBaseMoved = "base_moved"
+	WarnConflict  = "conflict"
+	WarnRisky     = "risky"
+)
+
+// Review is what a run's review screen shows.
+type Review struct {
+	// Patch is the run's change as a unified diff (git's format).
+	Patch string
+	// Warnings: the base branch moved, a merge would conflict, the change
+	// touches what makes tools run code later.
+	Warnings []Warning
+	// MergeReady reports whether `runs merge` would go ahead; otherwise
+	// MergeBlockers says why not.
+	MergeReady    bool
+	MergeBlockers []string
+	// Verify is the last verify round, nil without one.
+	Verify *Verify
+	// Summary is the run's final message or last assistant text.
+	Summary string
+}
+
+// Verify is a verify result.
+type Verify struct {
+	Command  string
+	ExitCode *int
+	Passed   bool
+	Output   string
+}
+
+// Outcome is what an action reports back for the status bar.
+type Outcome struct {
+	Message  string
+	Warnings []string
+}
+
+// CleanPlan is what a clean would do, for the confirmation.
+type CleanPlan struct {
+	// Actions are the steps, one a line ("remove worktree …").
+	Actions []string
+	// Parked are the refs under refs/dirtywork/parked/ work would be
+	// kept under.
+	Parked []string
+}
+
+// AcceptOptions are the inputs of an accept.
+type AcceptOptions struct {
+	// Files limits the commit to these paths (nil: every changed file).
+	Files []string
+	// ReviewSeconds is the time from the diff being shown to the key.
+	ReviewSeconds float64
+}
+
+// Store is the runs root and every action on a run. Every method may block
+// on disk, git or docker: the TUI calls them only from a tea.Cmd.
+type Store interface {
+	// List returns every run under the root.
+	List(ctx context.Context) ([]Run, error)
+	// Watch reports runs appearing, changing and disappearing until ctx
+	// ends; the channel is closed then.
+	Watch(ctx context.Context) (<-chan []Change, error)
+	// Review gathers a finished run's diff, warnings and merge forecast.
+	Review(ctx context.Context, slug string) (Review, error)
+	// Accept records verdict accept and commits the run's changes (all,
+	// or opts.Files) onto its branch.
+	Accept(ctx context.Context, slug string, opts AcceptOptions) (Outcome, error)
+	// Merge accepts if needed and merges the run's branch into the branch
+	// it started from, only when that is conflict-free and clean.
+	Merge(ctx context.Context, slug string, reviewSeconds float64) (Outcome, error)
+	// Verdict records a verdict; nothing else changes.
+	Verdict(ctx context.Context, slug, verdict, note string, reviewSeconds float64) error
+	// PlanClean says what Clean would do and what it would park.
+	PlanClean(ctx context.Context, slug string) (CleanPlan, error)
+	// Clean records verdict cleanup, then cleans losslessly (parking
+	// unmerged work under refs/dirtywork/parked/).
+	Clean(ctx context.Context, slug string, reviewSeconds float64) (Outcome, error)
+	// Stop interrupts a live run; it ends interrupted with its evidence.
+	Stop(ctx context.Context, slug string) error
+}
+
+// LaunchSpec is one run to start.
+type LaunchSpec struct {
+	Repo      string
+	Task      string
+	Model     string
+	BaseURL   string
+	Sandbox   string // docker or none
+	MaxTurns  int
+	Verify    string
+	ExtraArgs []string // more `dirtywork run` flags (the demo's)
+}
+
+// Launched is a run that started.
+type Launched struct {
+	Slug       string
+	RunDir     string
+	Transcript string
+	PID        int
+}
+
+// Launcher starts runs so they outlive the TUI.
+type Launcher interface {
+	// Launch starts a run detached (`dirtywork run --detach`).
+	Launch(ctx context.Context, spec LaunchSpec) (Launched, error)
+	// Resume starts a run that continues slug with the reviewer's
+	// feedback (`dirtywork resume --feedback`), detached.
+	Resume(ctx context.Context, slug, feedback string) (Launched, error)
+	// Models lists the model ids the server at baseURL serves.
+	Models(ctx context.Context, baseURL string) ([]string, error)
+}
+
+// RefusedError is a launch that preflight refused (exit 2): nothing was
+// created. Msg and Hint are the lines `dirtywork run` printed.
+type RefusedError struct {
+	Msg  string
+	Hint string
+}
+
+// Error implements error.
+func (e *RefusedError) Error() string {
+	if e.Hint == "" {
+		return e.Msg
+	}
+	return fmt.Sprintf("%s (%s)", e.Msg, e.Hint)
+}
+
+// ErrNotSupported is returned by a backend that cannot do an action yet.
+var ErrNotSupported = errors.New("not supported by this build")

@@ -1,0 +1,152 @@
+package tui
+
+import (
+	"charm.land/bubbles/v2/key"
+)
+
+// sideBySide is the width from which the runs list stands beside the
+// panes rather than above them.
+const sideBySide = 120
+
+// chrome is the number of lines around the body: the title (plus the
+// banner), the status line and the help bar (or the full help).
+func (m Model) chrome() (top, bottom int) {
+	top = 1
+	if m.opts.Banner != "" {
+		top++
+	}
+	bottom = 1 + m.helpHeight()
+	return top, bottom
+}
+
+func (m Model) helpHeight() int {
+	if !m.fullHelp {
+		return 1
+	}
+	return max(1, len(m.helpView()))
+}
+
+// bodySize is the size of the area between the chrome.
+func (m Model) bodySize() (int, int) {
+	top, bottom := m.chrome()
+	return m.width, max(0, m.height-top-bottom)
+}
+
+// dashboardRects computes the list's and the panes' areas.
+type rect struct{ x, y, w, h int }
+
+func (m Model) dashboardRects() (list rect, panes [paneCount]rect, showList bool) {
+	w, h := m.bodySize()
+	area := rect{0, 0, w, h}
+	showList = !m.zoom
+	if m.zoom {
+		for i := range panes {
+			if i == m.focusPane {
+				panes[i] = area
+			}
+		}
+		return list, panes, false
+	}
+	paneArea := area
+	if w >= sideBySide {
+		lw := max(44, w*2/5)
+		list = rect{0, 0, lw, h}
+		paneArea = rect{lw + 1, 0, w - lw - 1, h}
+	} else {
+		lh := max(5, h/3)
+		if h-lh < 10 {
+			lh = max(3, h-10)
+		}
+		list = rect{0, 0, w, lh}
+		paneArea = rect{0, lh, w, h - lh}
+	}
+	pw, ph := paneArea.w/2, paneArea.h/2
+	for i := range panes {
+		col, row := i%2, i/2
+		x := paneArea.x + col*pw
+		y := paneArea.y + row*ph
+		cw, rh := pw, ph
+		if col == 1 {
+			cw = paneArea.w - pw
+		}
+		if row == 1 {
+			rh = paneArea.h - ph
+		}
+		panes[i] = rect{x, y, cw, rh}
+	}
+	return list, panes, showList
+}
+
+// layout pushes sizes down after a resize or a change of screen.
+func (m *Model) layout() {
+	m.help.SetWidth(m.width)
+	w, h := m.bodySize()
+	list, panes, _ := m.dashboardRects()
+	m.list.SetSize(list.w, list.h)
+	for i := range m.paneViews {
+		m.paneViews[i].SetSize(panes[i].w, panes[i].h)
+	}
+	if m.review != nil {
+		m.review.SetSize(w, h)
+	}
+	if m.transcript != nil {
+		m.transcript.SetSize(w, h)
+	}
+	if m.form != nil {
+		m.form.SetSize(w, h)
+	}
+	m.stats.SetSize(w, h)
+}
+
+// helpBindings are the keys that work now, for the help bar.
+func (m Model) shortHelp() []key.Binding {
+	c := m.keys.Common
+	switch m.screen {
+	case screenReview:
+		if m.review != nil {
+			return append(m.review.ShortHelp(), c.Help, c.Quit)
+		}
+	case screenTranscript:
+		if m.transcript != nil {
+			return append(m.transcript.ShortHelp(), c.Help, c.Quit)
+		}
+	case screenStats:
+		return append(m.stats.ShortHelp(), c.Help, c.Quit)
+	case screenLaunch:
+		if m.form != nil {
+			return m.form.ShortHelp()
+		}
+	}
+	d := m.keys.Dashboard
+	if m.list.Filtering() {
+		return m.list.ShortHelp()
+	}
+	out := m.list.ShortHelp()
+	return append(out, d.NextReview, d.Launch, d.FocusNext, d.Zoom, d.Stats, c.Help, c.Quit)
+}
+
+func (m Model) fullHelpGroups() [][]key.Binding {
+	c := m.keys.Common
+	common := []key.Binding{c.Help, c.Quit}
+	switch m.screen {
+	case screenReview:
+		if m.review != nil {
+			return append(m.review.FullHelp(), common)
+		}
+	case screenTranscript:
+		if m.transcript != nil {
+			return append(m.transcript.FullHelp(), common)
+		}
+	case screenStats:
+		return append(m.stats.FullHelp(), common)
+	case screenLaunch:
+		if m.form != nil {
+			return m.form.FullHelp()
+		}
+	}
+	d := m.keys.Dashboard
+	return append(m.list.FullHelp(),
+		[]key.Binding{d.NextReview, d.Launch, d.Stats, d.FocusNext, d.Zoom},
+		[]key.Binding{d.Pane1, d.Pane2, d.Pane3, d.Pane4},
+		common)
+}

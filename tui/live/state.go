@@ -1,0 +1,105 @@
+package live
+
+import (
+	"time"
+
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+// State is a run as its transcript tells it so far.
+type State struct {
+	Start    Start
+	HasStart bool
+	Turn     int
+	// Usage sums the replies' token counts.
+	Usage transcript.Usage
+	// Prompt is the size of the latest prompt: the pending request's
+	// estimate, else the last reply's prompt_tokens.
+	Prompt int
+	// Waiting is set between a model request and its reply; RequestAt is
+	// when it was sent.
+	Waiting   bool
+	RequestAt time.Time
+	// Streaming is set once tokens of the pending reply arrive.
+	Streaming    bool
+	StreamTokens int
+	TokensPerS   float64
+	// LastTool is the latest tool call ("bash: go test ./..."), with its
+	// outcome once it has one.
+	LastTool    string
+	LastOutcome string
+	// LastText is the latest assistant text's first line.
+	LastText string
+	Ended    bool
+	Status   string
+	// Entries are every event but model progress, in order.
+	Entries []Entry
+}
+
+// Apply folds one entry into the state.
+func (s *State) Apply(e Entry) {
+	switch e.Kind {
+	case KindReset:
+		*s = State{}
+		return
+	case KindProgress:
+		s.Streaming = true
+		s.StreamTokens = e.Tokens
+		s.TokensPerS = e.TokensPerS
+		return
+	case KindRunStart:
+		if e.Start != nil {
+			s.Start = *e.Start
+			s.HasStart = true
+		}
+	case KindModelRequest:
+		s.Turn = max(s.Turn, e.Turn)
+		s.Waiting = true
+		s.RequestAt = e.TS
+		s.Streaming = false
+		s.StreamTokens = 0
+		s.TokensPerS = 0
+		if e.EstPrompt > 0 {
+			s.Prompt = e.EstPrompt
+		}
+	case KindAssistant:
+		s.Waiting = false
+		s.Streaming = false
+		s.Usage.PromptTokens += e.Usage.PromptTokens
+		s.Usage.CompletionTokens += e.Usage.CompletionTokens
+		if e.Usage.PromptTokens > 0 {
+			s.Prompt = e.Usage.PromptTokens
+		}
+		if t := FirstLine(e.Text); t != "" {
+			s.LastText = t
+		}
+		if n := len(e.Calls); n > 0 {
+			s.LastTool = Summary(e.Calls[n-1].Name, e.Calls[n-1].Args)
+			s.LastOutcome = ""
+		}
+	case KindToolResult:
+		s.LastTool = Summary(e.Tool, e.Args)
+		s.LastOutcome = Outcome(e)
+	case KindRunEnd:
+		s.Ended = true
+		s.Waiting = false
+		s.Streaming = false
+		s.Status = e.Status
+		if e.Turn > 0 {
+			s.Turn = e.Turn
+		}
+		if e.Usage.PromptTokens+e.Usage.CompletionTokens > 0 {
+			s.Usage = e.Usage
+		}
+	}
+	s.Entries = append(s.Entries, e)
+}
+
+// ContextFill is the latest prompt as a fraction of the context window,
+// or -1 when either is unknown.
+func (s *State) ContextFill() float64 {
+	if s.Start.ContextWindow <= 0 || s.Prompt <= 0 {
+		return -1
+	}
+	return float64(s.Prompt) / float64(s.Start.ContextWindow)
+}

@@ -1,0 +1,628 @@
+// Package review is the diff review of one finished run: a header (status,
+// summary, verify result, warnings), the changed files with their +/−
+// counts (each can be left out of an accept), the selected file's hunks
+// with syntax colour, and the verdict keys. Every verdict goes through the
+// backend Store, with the time from the diff being shown to the key.
+package review
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dirtywork/dirtywork/transcript/termsafe"
+	"github.com/dirtywork/dirtywork/tui/backend"
+	"github.com/dirtywork/dirtywork/tui/diff"
+	"github.com/dirtywork/dirtywork/tui/fit"
+	"github.com/dirtywork/dirtywork/tui/highlight"
+	"github.com/dirtywork/dirtywork/tui/keys"
+	"github.com/dirtywork/dirtywork/tui/theme"
+)
+
+// actionTimeout bounds one store action (accept, merge, clean …).
+const actionTimeout = 2 * time.Minute
+
+// LoadedMsg carries a run's review, parsed off the UI loop.
+type LoadedMsg struct {
+	Slug   string
+	Review backend.Review
+	Files  []diff.File
+	Err    error
+	// Took is how long loading and parsing took.
+	Took time.Duration
+}
+
+// HighlightedMsg carries one file's lines with syntax colour.
+type HighlightedMsg struct {
+	Slug  string
+	File  int
+	Lines []string
+}
+
+// PlanMsg carries what a clean would do, for the confirmation.
+type PlanMsg struct {
+	Slug string
+	Plan backend.CleanPlan
+	Err  error
+}
+
+// DoneMsg reports a finished verdict action.
+type DoneMsg struct {
+	Slug    string
+	Action  string // accept, merge, reject, reject+feedback, clean, stop
+	Outcome backend.Outcome
+	Err     error
+	// Resumed is the run a reject with feedback started.
+	Resumed *backend.Launched
+}
+
+// Request messages ask the root to do what the review does not own.
+type (
+	// CloseMsg returns to the dashboard.
+	CloseMsg struct{}
+	// NextMsg opens the next run waiting for review.
+	NextMsg struct{}
+	// EditorMsg opens dir in $EDITOR.
+	EditorMsg struct{ Dir string }
+	// TranscriptMsg opens slug's transcript.
+	TranscriptMsg struct{ Slug string }
+)
+
+// LoadCmd builds the Cmd that loads slug's review and parses its diff.
+func LoadCmd(store backend.Store, slug string) tea.Cmd {
+	return func() tea.Msg {
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		rv, err := store.Review(ctx, slug)
+		msg := LoadedMsg{Slug: slug, Review: rv, Err: err}
+		if err == nil {
+			msg.Files = diff.Parse(rv.Patch)
+		}
+		msg.Took = time.Since(start)
+		return msg
+	}
+}
+
+type modal int
+
+const (
+	modalNone modal = iota
+	modalFeedback
+	modalConfirmClean
+	modalAlert
+	modalBusy
+)
+
+// Model is the review screen of one run.
+type Model struct {
+	styles   *theme.Styles
+	keys     *keys.Review
+	confirm  *keys.Confirm
+	form     *keys.Form
+	store    backend.Store
+	launcher backend.Launcher
+	hl       *highlight.Highlighter
+	now      func() time.Time
+
+	run     backend.Run
+	loaded  bool
+	loadErr error
+	review  backend.Review
+	files   []diff.File
+	include []bool
+	file    int
+	scroll  int
+	colored map[int][]string
+	// shownAt is when the diff was first on screen; review time runs
+	// from here to the verdict key.
+	shownAt time.Time
+
+	modal    modal
+	alert    []string
+	plan     backend.CleanPlan
+	pendSecs float64 // review seconds captured at the key of a two-step verdict
+	feedback textarea.Model
+	busy     string
+
+	width, height int
+}
+
+// New returns the review of run; call LoadCmd to fill it.
+func New(s *theme.Styles, km *keys.Map, store backend.Store, launcher backend.Launcher, run backend.Run, now func() time.Time) Model {
+	ta := textarea.New()
+	ta.Placeholder = "What should the next run do differently?"
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 64000
+	ta.SetStyles(s.Area)
+	m := Model{
+		styles: s, keys: &km.Review, confirm: &km.Confirm, form: &km.Form,
+		store: store, launcher: launcher, hl: highlight.New(s.ChromaStyle), now: now,
+		run: run, colored: map[int][]string{}, feedback: ta,
+	}
+	m.syncKeys()
+	return m
+}
+
+// Slug is the reviewed run.
+func (m Model) Slug() string { return m.run.Slug }
+
+// Loaded reports whether the diff is on screen.
+func (m Model) Loaded() bool { return m.loaded }
+
+// ShownAt is when the diff was first shown (zero before).
+func (m Model) ShownAt() time.Time { return m.shownAt }
+
+// Files are the parsed files.
+func (m Model) Files() []diff.File { return m.files }
+
+// Included reports which files an accept would commit.
+func (m Model) Included() []bool { return m.include }
+
+// Busy is the action in flight, if any.
+func (m Model) Busy() string { return m.busy }
+
+// Modal names the open dialog ("" when none).
+func (m Model) Modal() string {
+	switch m.modal {
+	case modalFeedback:
+		return "feedback"
+	case modalConfirmClean:
+		return "confirm-clean"
+	case modalAlert:
+		return "alert"
+	case modalBusy:
+		return "busy"
+	}
+	return ""
+}
+
+// AlertText is the open alert's text.
+func (m Model) AlertText() string { return strings.Join(m.alert, "\n") }
+
+// SetRun updates the reviewed run's record (the root sees changes first).
+func (m *Model) SetRun(r backend.Run) {
+	m.run = r
+	m.syncKeys()
+}
+
+// Capturing reports whether a text box has the keys.
+func (m Model) Capturing() bool { return m.modal == modalFeedback }
+
+// SetSize sets the screen size.
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.feedback.SetWidth(max(10, min(w-8, 90)))
+	m.feedback.SetHeight(max(3, min(h-10, 10)))
+}
+
+// syncKeys enables the keys that can act now, so the help bar never
+// offers one that does nothing.
+func (m *Model) syncKeys() {
+	live := m.run.Live()
+	m.keys.Stop.SetEnabled(live)
+	for _, b := range []*key.Binding{&m.keys.Accept, &m.keys.Merge, &m.keys.Reject, &m.keys.RejectFeedback, &m.keys.Clean} {
+		b.SetEnabled(!live)
+	}
+	hasFiles := len(m.files) > 0
+	for _, b := range []*key.Binding{&m.keys.ToggleFile, &m.keys.NextFile, &m.keys.PrevFile, &m.keys.NextHunk, &m.keys.PrevHunk} {
+		b.SetEnabled(hasFiles)
+	}
+	m.keys.Editor.SetEnabled(m.run.Worktree != "")
+}
+
+// Update handles messages for the review.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case LoadedMsg:
+		if msg.Slug != m.run.Slug {
+			return m, nil
+		}
+		m.loaded = true
+		m.loadErr = msg.Err
+		m.review = msg.Review
+		m.files = msg.Files
+		m.include = make([]bool, len(msg.Files))
+		for i := range m.include {
+			m.include[i] = true
+		}
+		m.shownAt = m.now()
+		m.syncKeys()
+		return m, m.highlightCmd(0)
+	case HighlightedMsg:
+		if msg.Slug == m.run.Slug {
+			m.colored[msg.File] = msg.Lines
+		}
+		return m, nil
+	case PlanMsg:
+		if msg.Slug != m.run.Slug {
+			return m, nil
+		}
+		m.busy = ""
+		if msg.Err != nil {
+			m.modal = modalAlert
+			m.alert = []string{"cannot plan the clean: " + termsafe.Line(msg.Err.Error())}
+			return m, nil
+		}
+		m.plan = msg.Plan
+		m.modal = modalConfirmClean
+		return m, nil
+	case DoneMsg:
+		if msg.Slug != m.run.Slug {
+			return m, nil
+		}
+		m.busy = ""
+		m.modal = modalNone
+		if msg.Err != nil {
+			m.modal = modalAlert
+			m.alert = errorLines(msg.Action, msg.Err)
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	if m.modal == modalFeedback {
+		var cmd tea.Cmd
+		m.feedback, cmd = m.feedback.Update(msg)
+		return m, cmd
+	}
+	return m, nil
+}
+
+func errorLines(action string, err error) []string {
+	lines := []string{action + " failed:"}
+	for l := range strings.SplitSeq(termsafe.String(err.Error()), "\n") {
+		lines = append(lines, "  "+l)
+	}
+	return lines
+}
+
+func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
+	switch m.modal {
+	case modalBusy:
+		return m, nil
+	case modalAlert:
+		m.modal = modalNone
+		return m, nil
+	case modalConfirmClean:
+		switch {
+		case key.Matches(k, m.confirm.Yes):
+			m.modal = modalBusy
+			m.busy = "clean"
+			return m, m.cleanCmd(m.pendSecs)
+		case key.Matches(k, m.confirm.No):
+			m.modal = modalNone
+		}
+		return m, nil
+	case modalFeedback:
+		switch {
+		case key.Matches(k, m.form.Cancel):
+			m.modal = modalNone
+			m.feedback.Blur()
+			return m, nil
+		case key.Matches(k, m.form.Submit):
+			text := strings.TrimSpace(m.feedback.Value())
+			if text == "" {
+				return m, nil
+			}
+			m.feedback.Blur()
+			m.modal = modalBusy
+			m.busy = "reject with feedback"
+			return m, m.rejectFeedbackCmd(text, m.pendSecs)
+		}
+		var cmd tea.Cmd
+		m.feedback, cmd = m.feedback.Update(k)
+		return m, cmd
+	}
+	kb := m.keys
+	if !m.loaded && !key.Matches(k, kb.Back, kb.NextReview) {
+		return m, nil
+	}
+	if m.busy != "" && !key.Matches(k, kb.Back) {
+		return m, nil
+	}
+	switch {
+	case key.Matches(k, kb.Back):
+		return m, msgCmd(CloseMsg{})
+	case key.Matches(k, kb.NextReview):
+		return m, msgCmd(NextMsg{})
+	case key.Matches(k, kb.Transcript):
+		return m, msgCmd(TranscriptMsg{Slug: m.run.Slug})
+	case key.Matches(k, kb.Editor):
+		return m, msgCmd(EditorMsg{Dir: m.run.Worktree})
+	case key.Matches(k, kb.Stop):
+		m.busy = "stop"
+		return m, m.stopCmd()
+	case key.Matches(k, kb.Accept):
+		files, ok := m.selectedFiles()
+		if !ok {
+			m.modal = modalAlert
+			m.alert = []string{"every file is left out: toggle one back in with " + kb.ToggleFile.Help().Key + ", or reject"}
+			return m, nil
+		}
+		m.busy = "accept"
+		return m, m.acceptCmd(files, m.reviewSeconds())
+	case key.Matches(k, kb.Merge):
+		if !m.review.MergeReady {
+			m.modal = modalAlert
+			m.alert = append([]string{"merge is not possible:"}, bullet(m.review.MergeBlockers, "the store gave no reason")...)
+			return m, nil
+		}
+		if !m.allIncluded() {
+			m.modal = modalAlert
+			m.alert = []string{"merge takes the whole change; accept the selected files with " + kb.Accept.Help().Key + " instead"}
+			return m, nil
+		}
+		m.busy = "merge"
+		return m, m.mergeCmd(m.reviewSeconds())
+	case key.Matches(k, kb.Reject):
+		m.busy = "reject"
+		return m, m.verdictCmd(backend.VerdictReject, m.reviewSeconds())
+	case key.Matches(k, kb.RejectFeedback):
+		m.pendSecs = m.reviewSeconds()
+		m.modal = modalFeedback
+		m.feedback.Reset()
+		return m, m.feedback.Focus()
+	case key.Matches(k, kb.Clean):
+		m.pendSecs = m.reviewSeconds()
+		m.busy = "planning clean"
+		return m, m.planCmd()
+	case key.Matches(k, kb.ToggleFile):
+		if m.file < len(m.include) {
+			m.include[m.file] = !m.include[m.file]
+		}
+	case key.Matches(k, kb.NextFile):
+		return m.selectFile(m.file + 1)
+	case key.Matches(k, kb.PrevFile):
+		return m.selectFile(m.file - 1)
+	case key.Matches(k, kb.NextHunk):
+		m.jumpHunk(1)
+	case key.Matches(k, kb.PrevHunk):
+		m.jumpHunk(-1)
+	case key.Matches(k, kb.ScrollDown):
+		m.scrollBy(m.diffHeight() / 2)
+	case key.Matches(k, kb.ScrollUp):
+		m.scrollBy(-m.diffHeight() / 2)
+	case key.Matches(k, kb.PageDown):
+		m.scrollBy(m.diffHeight())
+	case key.Matches(k, kb.PageUp):
+		m.scrollBy(-m.diffHeight())
+	}
+	return m, nil
+}
+
+func bullet(lines []string, empty string) []string {
+	if len(lines) == 0 {
+		return []string{"  " + empty}
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = "  • " + termsafe.Line(l)
+	}
+	return out
+}
+
+func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+// reviewSeconds is the time since the diff was shown, in seconds with
+// millisecond precision.
+func (m Model) reviewSeconds() float64 {
+	if m.shownAt.IsZero() {
+		return 0
+	}
+	d := m.now().Sub(m.shownAt)
+	return float64(d.Milliseconds()) / 1000
+}
+
+func (m Model) allIncluded() bool {
+	for _, in := range m.include {
+		if !in {
+			return false
+		}
+	}
+	return true
+}
+
+// selectedFiles is nil when every file is in (accept all), the chosen
+// paths otherwise; ok is false when none is.
+func (m Model) selectedFiles() ([]string, bool) {
+	if m.allIncluded() {
+		return nil, true
+	}
+	var out []string
+	for i, in := range m.include {
+		if in {
+			out = append(out, m.files[i].Path)
+			if f := m.files[i]; f.Status == "renamed" && f.OldPath != "" {
+				out = append(out, f.OldPath)
+			}
+		}
+	}
+	return out, len(out) > 0
+}
+
+func (m Model) selectFile(i int) (Model, tea.Cmd) {
+	if len(m.files) == 0 {
+		return m, nil
+	}
+	i = max(0, min(len(m.files)-1, i))
+	if i == m.file {
+		return m, nil
+	}
+	m.file = i
+	m.scroll = 0
+	return m, m.highlightCmd(i)
+}
+
+func (m *Model) jumpHunk(dir int) {
+	if m.file >= len(m.files) {
+		return
+	}
+	hunks := m.files[m.file].Hunks
+	if dir > 0 {
+		for _, h := range hunks {
+			if h > m.scroll {
+				m.scroll = h
+				m.clampScroll()
+				return
+			}
+		}
+		return
+	}
+	for i := len(hunks) - 1; i >= 0; i-- {
+		if hunks[i] < m.scroll {
+			m.scroll = hunks[i]
+			return
+		}
+	}
+	m.scroll = 0
+}
+
+func (m *Model) scrollBy(n int) {
+	m.scroll += n
+	m.clampScroll()
+}
+
+func (m *Model) clampScroll() {
+	total := 0
+	if m.file < len(m.files) {
+		total = len(m.files[m.file].Lines)
+	}
+	m.scroll = max(0, min(m.scroll, total-m.diffHeight()))
+}
+
+// highlightCmd colours file i off the UI loop (once).
+func (m Model) highlightCmd(i int) tea.Cmd {
+	if m.hl == nil || i >= len(m.files) || m.colored[i] != nil || m.files[i].Binary {
+		return nil
+	}
+	f := m.files[i]
+	hl, slug := m.hl, m.run.Slug
+	return func() tea.Msg {
+		plain := make([]string, len(f.Lines))
+		for j, l := range f.Lines {
+			if l.Kind == diff.Add || l.Kind == diff.Del || l.Kind == diff.Context {
+				plain[j] = safeCode(l.Text)
+			}
+		}
+		return HighlightedMsg{Slug: slug, File: i, Lines: hl.Lines(f.Path, plain)}
+	}
+}
+
+// safeCode is a diff line's text made inert, tabs expanded.
+func safeCode(s string) string { return fit.Tabs(termsafe.Line(s)) }
+
+// The action Cmds capture everything they need when built.
+
+func (m Model) acceptCmd(files []string, secs float64) tea.Cmd {
+	store, slug := m.store, m.run.Slug
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		out, err := store.Accept(ctx, slug, backend.AcceptOptions{Files: files, ReviewSeconds: secs})
+		return DoneMsg{Slug: slug, Action: "accept", Outcome: out, Err: err}
+	}
+}
+
+func (m Model) mergeCmd(secs float64) tea.Cmd {
+	store, slug := m.store, m.run.Slug
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		out, err := store.Merge(ctx, slug, secs)
+		return DoneMsg{Slug: slug, Action: "merge", Outcome: out, Err: err}
+	}
+}
+
+func (m Model) verdictCmd(verdict string, secs float64) tea.Cmd {
+	store, slug := m.store, m.run.Slug
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		err := store.Verdict(ctx, slug, verdict, "", secs)
+		return DoneMsg{Slug: slug, Action: verdict, Outcome: backend.Outcome{Message: "recorded verdict '" + verdict + "'"}, Err: err}
+	}
+}
+
+func (m Model) rejectFeedbackCmd(feedback string, secs float64) tea.Cmd {
+	store, launcher, slug := m.store, m.launcher, m.run.Slug
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		if err := store.Verdict(ctx, slug, backend.VerdictReject, feedback, secs); err != nil {
+			return DoneMsg{Slug: slug, Action: "reject with feedback", Err: err}
+		}
+		l, err := launcher.Resume(ctx, slug, feedback)
+		if err != nil {
+			return DoneMsg{Slug: slug, Action: "reject with feedback", Err: fmt.Errorf("verdict recorded, but the resume did not start: %w", err)}
+		}
+		return DoneMsg{
+			Slug: slug, Action: "reject with feedback", Resumed: &l,
+			Outcome: backend.Outcome{Message: "rejected; resumed as " + l.Slug},
+		}
+	}
+}
+
+func (m Model) planCmd() tea.Cmd {
+	store, slug := m.store, m.run.Slug
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		p, err := store.PlanClean(ctx, slug)
+		return PlanMsg{Slug: slug, Plan: p, Err: err}
+	}
+}
+
+func (m Model) cleanCmd(secs float64) tea.Cmd {
+	store, slug := m.store, m.run.Slug
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		out, err := store.Clean(ctx, slug, secs)
+		return DoneMsg{Slug: slug, Action: "clean", Outcome: out, Err: err}
+	}
+}
+
+func (m Model) stopCmd() tea.Cmd {
+	return StopCmd(m.store, m.run.Slug)
+}
+
+// StopCmd interrupts a live run (also used from the dashboard).
+func StopCmd(store backend.Store, slug string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := store.Stop(ctx, slug)
+		return DoneMsg{Slug: slug, Action: "stop", Outcome: backend.Outcome{Message: "asked '" + slug + "' to stop"}, Err: err}
+	}
+}
+
+// ShortHelp is the review's part of the help bar.
+func (m Model) ShortHelp() []key.Binding {
+	switch m.modal {
+	case modalConfirmClean:
+		return []key.Binding{m.confirm.Yes, m.confirm.No}
+	case modalFeedback:
+		return []key.Binding{m.form.Submit, m.form.Cancel}
+	case modalAlert:
+		return []key.Binding{key.NewBinding(key.WithKeys("any"), key.WithHelp("any key", "close"))}
+	}
+	k := m.keys
+	return []key.Binding{k.Accept, k.Merge, k.Reject, k.RejectFeedback, k.Clean, k.ToggleFile, k.NextFile, k.NextHunk, k.Back}
+}
+
+// FullHelp is the review's part of the full help.
+func (m Model) FullHelp() [][]key.Binding {
+	k := m.keys
+	return [][]key.Binding{
+		{k.Accept, k.Merge, k.Reject, k.RejectFeedback, k.Clean},
+		{k.ToggleFile, k.NextFile, k.PrevFile, k.NextHunk, k.PrevHunk},
+		{k.ScrollDown, k.ScrollUp, k.PageDown, k.PageUp},
+		{k.Stop, k.Editor, k.Transcript, k.NextReview, k.Back},
+	}
+}

@@ -1,0 +1,386 @@
+// Package runlist is the runs list of the dashboard: every run under the
+// runs root and every queued launch, grouped (needs review, running,
+// queued, dead, finished) and newest first within a group, with a filter
+// (`/`) over repo, model, status and text. It draws only the rows that fit,
+// so ten thousand runs cost what twenty do.
+package runlist
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dirtywork/dirtywork/tui/backend"
+	"github.com/dirtywork/dirtywork/tui/fit"
+	"github.com/dirtywork/dirtywork/tui/keys"
+	"github.com/dirtywork/dirtywork/tui/runinfo"
+	"github.com/dirtywork/dirtywork/tui/theme"
+)
+
+// groupOrder is the order of the groups on screen.
+var groupOrder = []backend.Phase{
+	backend.PhaseReview, backend.PhaseRunning, backend.PhaseQueued, backend.PhaseDead, backend.PhaseFinished,
+}
+
+// Model is the runs list.
+type Model struct {
+	styles *theme.Styles
+	keys   *keys.Runs
+
+	items   []runinfo.Item // sorted: group, then newest first
+	visible []int          // indices into items that pass the filter
+	cursor  int            // index into visible
+	offset  int            // first visible row drawn (rows, not lines)
+
+	filter    textinput.Model
+	filtering bool
+
+	width, height int
+	focused       bool
+	launchKey     string
+}
+
+// New returns an empty list.
+func New(s *theme.Styles, k *keys.Runs) Model {
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "repo:, model:, status: or any text"
+	ti.CharLimit = 200
+	ti.SetStyles(s.Input)
+	return Model{styles: s, keys: k, filter: ti}
+}
+
+// SetSize sets the list's outer size.
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.filter.SetWidth(max(1, w-2))
+	m.clampOffset()
+}
+
+// SetFocused says whether keys go to the list.
+func (m *Model) SetFocused(f bool) { m.focused = f }
+
+// Filtering reports whether the filter box has the keys.
+func (m Model) Filtering() bool { return m.filtering }
+
+// SetItems replaces the rows; the cursor stays on the same run.
+func (m *Model) SetItems(items []runinfo.Item) {
+	sel, hadSel := m.Selected()
+	m.items = sortItems(items)
+	m.refilter()
+	if hadSel {
+		m.SelectKey(sel.Key)
+	}
+}
+
+// Len is the number of rows after filtering.
+func (m Model) Len() int { return len(m.visible) }
+
+// Items are all rows, sorted.
+func (m Model) Items() []runinfo.Item { return m.items }
+
+// Selected is the row under the cursor.
+func (m Model) Selected() (runinfo.Item, bool) {
+	if m.cursor < 0 || m.cursor >= len(m.visible) {
+		return runinfo.Item{}, false
+	}
+	return m.items[m.visible[m.cursor]], true
+}
+
+// SelectKey moves the cursor to the row with key; false if it is not
+// shown.
+func (m *Model) SelectKey(k string) bool {
+	for i, idx := range m.visible {
+		if m.items[idx].Key == k {
+			m.cursor = i
+			m.clampOffset()
+			return true
+		}
+	}
+	m.cursor = min(m.cursor, max(0, len(m.visible)-1))
+	m.clampOffset()
+	return false
+}
+
+// sortItems orders rows by group, then newest first.
+func sortItems(items []runinfo.Item) []runinfo.Item {
+	rank := map[backend.Phase]int{}
+	for i, p := range groupOrder {
+		rank[p] = i
+	}
+	out := slices.Clone(items)
+	slices.SortStableFunc(out, func(a, b runinfo.Item) int {
+		if c := cmp.Compare(rank[a.Phase()], rank[b.Phase()]); c != 0 {
+			return c
+		}
+		if c := b.Run.Started.Compare(a.Run.Started); c != 0 {
+			return c
+		}
+		if a.Queued != nil && b.Queued != nil {
+			return cmp.Compare(a.Queued.ID, b.Queued.ID)
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	return out
+}
+
+// refilter recomputes the visible rows.
+func (m *Model) refilter() {
+	q := parseQuery(m.filter.Value())
+	m.visible = m.visible[:0]
+	for i, it := range m.items {
+		if q.match(it) {
+			m.visible = append(m.visible, i)
+		}
+	}
+	m.cursor = min(m.cursor, max(0, len(m.visible)-1))
+	m.clampOffset()
+}
+
+// Update handles the list's keys.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if m.filtering {
+		if k, ok := msg.(tea.KeyPressMsg); ok {
+			switch k.String() {
+			case "enter":
+				m.filtering = false
+				m.filter.Blur()
+				return m, nil
+			case "esc":
+				m.filtering = false
+				m.filter.Blur()
+				m.filter.SetValue("")
+				m.refilter()
+				return m, nil
+			}
+		}
+		var cmd tea.Cmd
+		before := m.filter.Value()
+		m.filter, cmd = m.filter.Update(msg)
+		if m.filter.Value() != before {
+			m.cursor = 0
+			m.refilter()
+		}
+		return m, cmd
+	}
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return m, nil
+	}
+	switch {
+	case key.Matches(k, m.keys.Up):
+		m.move(-1)
+	case key.Matches(k, m.keys.Down):
+		m.move(1)
+	case key.Matches(k, m.keys.Top):
+		m.cursor = 0
+		m.clampOffset()
+	case key.Matches(k, m.keys.Bottom):
+		m.cursor = max(0, len(m.visible)-1)
+		m.clampOffset()
+	case key.Matches(k, m.keys.Filter):
+		m.filtering = true
+		return m, m.filter.Focus()
+	}
+	return m, nil
+}
+
+// ClearFilter drops the filter (esc on the dashboard).
+func (m *Model) ClearFilter() bool {
+	if m.filter.Value() == "" {
+		return false
+	}
+	m.filter.SetValue("")
+	m.refilter()
+	return true
+}
+
+// FilterText is the filter's text.
+func (m Model) FilterText() string { return m.filter.Value() }
+
+func (m *Model) move(d int) {
+	m.cursor = max(0, min(len(m.visible)-1, m.cursor+d))
+	m.clampOffset()
+}
+
+// rowsHeight is the number of lines for rows (and group headings).
+func (m Model) rowsHeight() int {
+	h := m.height - 1 // the title line
+	if m.filtering || m.filter.Value() != "" {
+		h--
+	}
+	return max(0, h)
+}
+
+// clampOffset keeps the cursor row on screen.
+func (m *Model) clampOffset() {
+	h := m.rowsHeight()
+	if h <= 0 {
+		m.offset = 0
+		return
+	}
+	// Headings take lines too: walking back from the cursor, find the
+	// first row that still fits with it.
+	if m.cursor < m.offset {
+		m.offset = m.cursor
+	}
+	for m.offset < m.cursor && m.linesBetween(m.offset, m.cursor) > h {
+		m.offset++
+	}
+	m.offset = max(0, min(m.offset, max(0, len(m.visible)-1)))
+}
+
+// linesBetween is how many lines rows from..to (inclusive) take with
+// their group headings.
+func (m Model) linesBetween(from, to int) int {
+	n := 0
+	for i := from; i <= to && i < len(m.visible); i++ {
+		if i == from || m.items[m.visible[i]].Phase() != m.items[m.visible[i-1]].Phase() {
+			n++
+		}
+		n++
+	}
+	return n
+}
+
+// View draws the list at its size.
+func (m Model) View(now time.Time) string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	s := m.styles
+	lines := make([]string, 0, m.height)
+	title := fmt.Sprintf("Runs %d", len(m.items))
+	if len(m.visible) != len(m.items) {
+		title = fmt.Sprintf("Runs %d of %d", len(m.visible), len(m.items))
+	}
+	lines = append(lines, fit.Line(s.Title.Render(title), m.width))
+	if m.filtering || m.filter.Value() != "" {
+		lines = append(lines, fit.Line(m.filter.View(), m.width))
+	}
+	h := m.rowsHeight()
+	if len(m.visible) == 0 {
+		msg := "no runs yet — press " + m.launchHint() + " to launch one"
+		if m.filter.Value() != "" {
+			msg = "no run matches the filter"
+		}
+		lines = append(lines, fit.Line(s.Muted.Render(msg), m.width))
+	}
+	for i := m.offset; i < len(m.visible) && len(lines)-(m.height-h) < h; i++ {
+		it := m.items[m.visible[i]]
+		if i == m.offset || it.Phase() != m.items[m.visible[i-1]].Phase() {
+			lines = append(lines, fit.Line(s.Group.Render(m.heading(it.Phase())), m.width))
+			if len(lines)-(m.height-h) >= h {
+				break
+			}
+		}
+		lines = append(lines, m.row(it, i == m.cursor, now))
+	}
+	return fit.Lines(lines, m.width, m.height)
+}
+
+// launchHint names the launch key (the list does not own it).
+func (m Model) launchHint() string {
+	if m.launchKey == "" {
+		return "the launch key"
+	}
+	return m.launchKey
+}
+
+// SetLaunchKey names the launch key for the empty list's hint.
+func (m *Model) SetLaunchKey(k string) { m.launchKey = k }
+
+// heading is a group's heading with its size.
+func (m Model) heading(p backend.Phase) string {
+	n := 0
+	for _, idx := range m.visible {
+		if m.items[idx].Phase() == p {
+			n++
+		}
+	}
+	return fmt.Sprintf("%s (%d)", p, n)
+}
+
+// row draws one run on one line, dropping columns that do not fit.
+func (m Model) row(it runinfo.Item, selected bool, now time.Time) string {
+	s := m.styles
+	w := m.width
+	cursor := "  "
+	if selected {
+		cursor = theme.GlyphCursor + " "
+	}
+	status := fit.Line(it.StatusText(), 11)
+	fixed := []string{it.Elapsed(now)}
+	wide := w >= 70
+	if wide {
+		fixed = []string{it.Turns(), it.Tokens(), it.Elapsed(now), it.Fill()}
+	}
+	right := strings.Join(padAll(fixed, []int{7, 6, 7, 4}[:len(fixed)]), " ")
+	if !wide {
+		right = fit.Line(fixed[0], 7)
+	}
+	left := cursor + it.Glyph(s) + " " + it.StatusStyle(s).Render(status) + " "
+	restW := w - fit.Width(left) - fit.Width(right) - 1
+	var middle string
+	if restW > 0 {
+		repo, model := it.Repo(), it.Model()
+		text := it.Task()
+		if w >= 100 {
+			text = fit.Line(repo, 12) + " " + fit.Line(text, max(8, restW-12-1-18-1)) + " " + fit.Line(model, 18)
+		} else if repo != "" && restW > 30 {
+			text = fit.Line(repo, 10) + " " + text
+		}
+		middle = fit.Line(text, restW)
+	}
+	line := fit.Line(left+middle+" "+s.Muted.Render(right), w)
+	if selected {
+		st := s.SelectedDim
+		if m.focused {
+			st = s.Selected
+		}
+		// Re-render the plain text in the selection style, so the whole
+		// row reads as one band.
+		return st.Render(fit.Line(cursor+glyphPlain(it, s)+" "+status+" "+middle+" "+right, w))
+	}
+	return line
+}
+
+// glyphPlain is the glyph without its colour (for the selected row).
+func glyphPlain(it runinfo.Item, s *theme.Styles) string {
+	g := it.Glyph(s)
+	return stripStyle(g)
+}
+
+func padAll(vals []string, widths []int) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = fit.Line(v, widths[i])
+	}
+	return out
+}
+
+// ShortHelp is the list's part of the help bar.
+func (m Model) ShortHelp() []key.Binding {
+	if m.filtering {
+		return []key.Binding{
+			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep filter")),
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		}
+	}
+	return []key.Binding{m.keys.Open, m.keys.Transcript, m.keys.Filter, m.keys.Stop}
+}
+
+// FullHelp is the list's part of the full help.
+func (m Model) FullHelp() [][]key.Binding {
+	k := m.keys
+	return [][]key.Binding{
+		{k.Up, k.Down, k.Top, k.Bottom},
+		{k.Open, k.Transcript, k.Filter, k.Stop, k.Editor, k.Dismiss},
+	}
+}

@@ -1,0 +1,305 @@
+// Package runsstore is mission control's backend.Store over engine/runs:
+// the same Store the `runs` verbs use, so a key in the TUI does exactly
+// what the matching command does. It only translates: runs.Run to
+// backend.Run, the diff, risks and merge forecast to a review, and each
+// verdict key to its Store call.
+package runsstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dirtywork/dirtywork/engine/runs"
+	"github.com/dirtywork/dirtywork/tui/backend"
+)
+
+// Store adapts a *runs.Store.
+type Store struct {
+	S *runs.Store
+}
+
+// New wraps s.
+func New(s *runs.Store) *Store { return &Store{S: s} }
+
+// Convert maps a store run onto what the TUI shows.
+func Convert(r *runs.Run) backend.Run {
+	rec := r.Record
+	out := backend.Run{
+		Slug: r.Slug, RunDir: r.Dir, Transcript: r.Dir + "/transcript.jsonl",
+		Repo: rec.Repo, Worktree: rec.Worktree, Branch: rec.Branch, BaseCommit: rec.BaseCommit, BaseRef: rec.BaseRef,
+		Task: rec.Task, Model: rec.Model, Provider: rec.Provider, Sandbox: rec.Sandbox,
+		Status: backend.Status(rec.Status), Alive: r.Alive, Started: parseTime(rec.Started), Ended: parseTime(rec.Ended),
+		Turns: -1, FilesChanged: len(rec.FilesChanged), VerifyCommand: runs.Str(rec.VerifyCommand),
+		LastText: runs.Str(rec.LastAssistantText), Verdict: string(rec.Verdict), VerdictAt: parseTime(rec.VerdictAt),
+		ReviewSeconds: rec.ReviewSeconds, ResumedFrom: runs.Str(rec.ResumedFrom), ResumedBy: runs.Str(rec.ResumedBy),
+	}
+	if rec.Slug != "" {
+		out.Slug = rec.Slug
+	}
+	if rec.Turns != nil {
+		out.Turns = *rec.Turns
+	}
+	if rec.Usage != nil {
+		out.Usage = backend.Usage{PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens}
+	}
+	if rec.ContextWindow != nil {
+		out.ContextWindow = *rec.ContextWindow
+	}
+	if rec.Verify != nil {
+		p := rec.Verify.Passed
+		out.VerifyPassed = &p
+	}
+	if r.Err != nil {
+		out.Problem = r.Err.Error()
+	}
+	return out
+}
+
+// parseTime reads run.json's UTC stamps (with or without an offset).
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999", "2006-01-02T15:04:05"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// List implements backend.Store.
+func (s *Store) List(ctx context.Context) ([]backend.Run, error) {
+	rs, err := s.S.List(ctx, runs.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]backend.Run, len(rs))
+	for i, r := range rs {
+		out[i] = Convert(r)
+	}
+	return out, nil
+}
+
+// Watch implements backend.Store: the store's events, in batches of what
+// is ready at once.
+func (s *Store) Watch(ctx context.Context) (<-chan []backend.Change, error) {
+	evs, err := s.S.Watch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan []backend.Change, 8)
+	go func() {
+		defer close(out)
+		for ev := range evs {
+			batch := []backend.Change{change(ev)}
+		drain:
+			for len(batch) < 512 {
+				select {
+				case ev, ok := <-evs:
+					if !ok {
+						break drain
+					}
+					batch = append(batch, change(ev))
+				default:
+					break drain
+				}
+			}
+			select {
+			case out <- batch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+func change(ev runs.Event) backend.Change {
+	if ev.Kind == runs.RunRemoved || ev.Run == nil {
+		return backend.Change{Run: backend.Run{Slug: ev.Slug}, Removed: true}
+	}
+	return backend.Change{Run: Convert(ev.Run)}
+}
+
+// Review implements backend.Store: the diff, its risks, and the merge
+// forecast, with the run's summary and verify result.
+func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error) {
+	run, err := s.S.Get(slug)
+	if err != nil {
+		return backend.Review{}, err
+	}
+	d, err := s.S.Diff(ctx, slug, runs.DiffOptions{})
+	if err != nil {
+		return backend.Review{}, err
+	}
+	rv := backend.Review{Patch: string(d.Patch), Summary: runs.Str(run.Record.LastAssistantText)}
+	if v := run.Record.Verify; v != nil {
+		rv.Verify = &backend.Verify{Command: v.Command, ExitCode: v.ExitCode, Passed: v.Passed, Output: v.OutputTail}
+	}
+	if d.Source == runs.DiffNone {
+		rv.Warnings = append(rv.Warnings, backend.Warning{Kind: "other", Text: "no diff: the worktree holds none of the run's files and there is no diff.patch"})
+	}
+	if d.Truncated {
+		rv.Warnings = append(rv.Warnings, backend.Warning{Kind: "other", Text: fmt.Sprintf("the diff is cut at %d MiB; the files list is complete", runs.DefaultMaxPatchBytes>>20)})
+	}
+	for _, r := range d.Risks {
+		rv.Warnings = append(rv.Warnings, backend.Warning{Kind: backend.WarnRisky, Text: r.Path + ": " + r.Detail})
+	}
+	for _, p := range append(d.Skipped, d.Dropped...) {
+		rv.Warnings = append(rv.Warnings, backend.Warning{Kind: "other", Text: "left out of the diff: " + p})
+	}
+	fc, err := s.S.Forecast(ctx, slug, "")
+	switch {
+	case err != nil:
+		rv.MergeBlockers = []string{err.Error()}
+	default:
+		if fc.BaseMoved {
+			rv.Warnings = append(rv.Warnings, backend.Warning{Kind: backend.WarnBaseMoved, Text: fc.Into + " has moved on since the run began"})
+		}
+		if len(fc.Conflicts) > 0 {
+			rv.Warnings = append(rv.Warnings, backend.Warning{Kind: backend.WarnConflict, Text: "in " + strings.Join(fc.Conflicts, ", ")})
+		}
+		rv.MergeReady = fc.OK()
+		rv.MergeBlockers = fc.Reasons
+	}
+	return rv, nil
+}
+
+func risks(rs []runs.Risk) []string {
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.Path+": "+r.Detail)
+	}
+	return out
+}
+
+// Accept implements backend.Store.
+func (s *Store) Accept(ctx context.Context, slug string, o backend.AcceptOptions) (backend.Outcome, error) {
+	secs := o.ReviewSeconds
+	res, err := s.S.Accept(ctx, slug, runs.AcceptOptions{Files: o.Files, ReviewSeconds: &secs})
+	if err != nil {
+		return backend.Outcome{}, err
+	}
+	msg := fmt.Sprintf("accepted %s: nothing new to commit on %s", slug, res.Branch)
+	if res.Committed {
+		msg = fmt.Sprintf("accepted %s: %d files committed on %s as %s", slug, len(res.Files), res.Branch, short(res.Commit))
+	}
+	return backend.Outcome{Message: msg, Warnings: risks(res.Risks)}, nil
+}
+
+// Merge implements backend.Store.
+func (s *Store) Merge(ctx context.Context, slug string, reviewSeconds float64) (backend.Outcome, error) {
+	secs := reviewSeconds
+	res, err := s.S.Merge(ctx, slug, runs.MergeOptions{ReviewSeconds: &secs})
+	if err != nil {
+		return backend.Outcome{}, err
+	}
+	how := "a merge commit"
+	switch {
+	case res.AlreadyMerged:
+		how = "already there"
+	case res.FastForward:
+		how = "fast-forward"
+	}
+	var warns []string
+	if res.Accept != nil {
+		warns = risks(res.Accept.Risks)
+	}
+	return backend.Outcome{Message: fmt.Sprintf("merged %s into %s (%s, %s)", slug, res.Into, how, short(res.Commit)), Warnings: warns}, nil
+}
+
+// Verdict implements backend.Store.
+func (s *Store) Verdict(ctx context.Context, slug, verdict, note string, reviewSeconds float64) error {
+	secs := reviewSeconds
+	o := runs.VerdictOptions{Verdict: runs.Verdict(verdict), ReviewSeconds: &secs}
+	if note != "" {
+		o.Note = &note
+	}
+	_, err := s.S.Verdict(ctx, slug, o)
+	return err
+}
+
+// cleanOptions is the TUI's clean: lossless (work merged nowhere is
+// parked first, so force never deletes it), keeping run.json and the
+// transcript so the verdict stays in the statistics.
+var cleanOptions = runs.CleanOptions{Force: true, KeepTranscript: true}
+
+// PlanClean implements backend.Store: a dry run of the clean.
+func (s *Store) PlanClean(ctx context.Context, slug string) (backend.CleanPlan, error) {
+	o := cleanOptions
+	o.DryRun = true
+	res := s.S.Clean(ctx, slug, o)
+	plan := backend.CleanPlan{}
+	for _, a := range res.Actions {
+		plan.Actions = append(plan.Actions, a.String())
+	}
+	if res.Parked != "" {
+		plan.Parked = []string{res.Parked}
+	}
+	if res.Skipped() {
+		return plan, skips(res)
+	}
+	return plan, nil
+}
+
+// Clean implements backend.Store: verdict cleanup, then the clean.
+func (s *Store) Clean(ctx context.Context, slug string, reviewSeconds float64) (backend.Outcome, error) {
+	if err := s.Verdict(ctx, slug, string(runs.VerdictCleanup), "", reviewSeconds); err != nil {
+		return backend.Outcome{}, err
+	}
+	res := s.S.Clean(ctx, slug, cleanOptions)
+	if res.Skipped() {
+		return backend.Outcome{}, skips(res)
+	}
+	msg := "cleaned " + slug
+	if res.Parked != "" {
+		msg += "; its work is kept under " + res.Parked
+	}
+	return backend.Outcome{Message: msg}, nil
+}
+
+func skips(res *runs.CleanResult) error {
+	var lines []string
+	for _, a := range res.Actions {
+		if a.Skipped() {
+			lines = append(lines, a.String())
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// Stop implements backend.Store: SIGINT to the run's process, its own
+// graceful interrupt (it ends interrupted, keeping its evidence). The pid
+// is used only while the run holds its liveness lock, so a reused pid is
+// never signalled.
+func (s *Store) Stop(_ context.Context, slug string) error {
+	run, err := s.S.Get(slug)
+	if err != nil {
+		return err
+	}
+	if !run.Alive {
+		return fmt.Errorf("'%s' is not running", slug)
+	}
+	pid := run.Record.HostPID
+	if pid == nil || *pid <= 1 {
+		return fmt.Errorf("'%s' records no process id", slug)
+	}
+	if err := syscall.Kill(int(*pid), syscall.SIGINT); err != nil {
+		return fmt.Errorf("stop '%s' (pid %d): %w", slug, *pid, err)
+	}
+	return nil
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+var _ backend.Store = (*Store)(nil)

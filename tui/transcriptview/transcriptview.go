@@ -1,0 +1,452 @@
+// Package transcriptview is the focused transcript of one run, live or
+// finished: the events as a list, the selected one in full below it. It
+// steps through events (h/l), expands a tool result, shows an edit's own
+// change, searches (/), and follows new events until you step away (F
+// returns to following).
+package transcriptview
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dirtywork/dirtywork/transcript/termsafe"
+	"github.com/dirtywork/dirtywork/tui/fit"
+	"github.com/dirtywork/dirtywork/tui/keys"
+	"github.com/dirtywork/dirtywork/tui/live"
+	"github.com/dirtywork/dirtywork/tui/theme"
+)
+
+// CloseMsg asks the root to leave the transcript.
+type CloseMsg struct{}
+
+// Model is the transcript view of one run.
+type Model struct {
+	styles *theme.Styles
+	keys   *keys.Transcript
+	slug   string
+	state  *live.State // owned by the root; read only here
+
+	cursor   int
+	follow   bool
+	expanded bool
+	detailAt int // first line of the detail shown (scroll)
+
+	search    textinput.Model
+	searching bool
+	query     string
+
+	width, height int
+}
+
+// New returns the transcript view of slug, following.
+func New(s *theme.Styles, k *keys.Transcript, slug string, state *live.State) Model {
+	ti := textinput.New()
+	ti.Prompt = "/"
+	ti.Placeholder = "search the transcript"
+	ti.SetStyles(s.Input)
+	m := Model{styles: s, keys: k, slug: slug, state: state, follow: true, search: ti}
+	m.Sync()
+	return m
+}
+
+// Slug is the run shown.
+func (m Model) Slug() string { return m.slug }
+
+// SetState points the view at a new state (after a reset).
+func (m *Model) SetState(st *live.State) {
+	m.state = st
+	m.Sync()
+}
+
+// Following reports whether the view sticks to the newest event.
+func (m Model) Following() bool { return m.follow }
+
+// Cursor is the selected event's index.
+func (m Model) Cursor() int { return m.cursor }
+
+// Expanded reports whether the selected event fills the view.
+func (m Model) Expanded() bool { return m.expanded }
+
+// Capturing reports whether the search box has the keys.
+func (m Model) Capturing() bool { return m.searching }
+
+// SetSize sets the view's size.
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.search.SetWidth(max(1, w-2))
+}
+
+func (m Model) entries() []live.Entry {
+	if m.state == nil {
+		return nil
+	}
+	return m.state.Entries
+}
+
+// Sync keeps the cursor valid and on the newest event while following;
+// the root calls it when entries arrive.
+func (m *Model) Sync() {
+	n := len(m.entries())
+	if m.follow {
+		m.cursor = max(0, n-1)
+		m.detailAt = 0
+	}
+	m.cursor = max(0, min(m.cursor, n-1))
+}
+
+// Update handles the view's keys.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if m.searching {
+		if k, ok := msg.(tea.KeyPressMsg); ok {
+			switch k.String() {
+			case "enter":
+				m.searching = false
+				m.query = strings.TrimSpace(m.search.Value())
+				m.search.Blur()
+				m.jumpMatch(1, true)
+				return m, nil
+			case "esc":
+				m.searching = false
+				m.search.Blur()
+				return m, nil
+			}
+		}
+		var cmd tea.Cmd
+		m.search, cmd = m.search.Update(msg)
+		return m, cmd
+	}
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return m, nil
+	}
+	kb := m.keys
+	n := len(m.entries())
+	switch {
+	case key.Matches(k, kb.Back):
+		if m.expanded {
+			m.expanded = false
+			return m, nil
+		}
+		return m, func() tea.Msg { return CloseMsg{} }
+	case key.Matches(k, kb.Prev):
+		m.step(-1)
+	case key.Matches(k, kb.Next):
+		m.step(1)
+	case key.Matches(k, kb.First):
+		m.follow = false
+		m.cursor = 0
+		m.detailAt = 0
+	case key.Matches(k, kb.Last):
+		m.cursor = max(0, n-1)
+		m.detailAt = 0
+	case key.Matches(k, kb.Follow):
+		m.follow = true
+		m.expanded = false
+		m.Sync()
+	case key.Matches(k, kb.Expand):
+		m.expanded = !m.expanded
+		m.detailAt = 0
+	case key.Matches(k, kb.PageDown):
+		m.detailAt += max(1, m.height/2)
+	case key.Matches(k, kb.PageUp):
+		m.detailAt = max(0, m.detailAt-max(1, m.height/2))
+	case key.Matches(k, kb.Search):
+		m.searching = true
+		m.search.SetValue(m.query)
+		return m, m.search.Focus()
+	case key.Matches(k, kb.NextMatch):
+		m.jumpMatch(1, false)
+	case key.Matches(k, kb.PrevMatch):
+		m.jumpMatch(-1, false)
+	}
+	return m, nil
+}
+
+func (m *Model) step(d int) {
+	n := len(m.entries())
+	m.follow = false
+	m.cursor = max(0, min(n-1, m.cursor+d))
+	m.detailAt = 0
+}
+
+// jumpMatch moves to the next (dir 1) or previous match of the query;
+// from includes the current event.
+func (m *Model) jumpMatch(dir int, from bool) {
+	if m.query == "" {
+		return
+	}
+	es := m.entries()
+	q := strings.ToLower(m.query)
+	start := m.cursor
+	if !from {
+		start += dir
+	}
+	for i := start; i >= 0 && i < len(es); i += dir {
+		if matches(es[i], q) {
+			m.follow = false
+			m.cursor = i
+			m.detailAt = 0
+			return
+		}
+	}
+}
+
+func matches(e live.Entry, q string) bool {
+	if strings.Contains(strings.ToLower(live.Describe(e)), q) || strings.Contains(strings.ToLower(e.Text), q) {
+		return true
+	}
+	if strings.Contains(strings.ToLower(e.Args), q) {
+		return true
+	}
+	for _, c := range e.Calls {
+		if strings.Contains(strings.ToLower(c.Args), q) {
+			return true
+		}
+	}
+	return false
+}
+
+// View draws the transcript.
+func (m Model) View() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	s, w := m.styles, m.width
+	es := m.entries()
+	mode := "following"
+	if !m.follow {
+		mode = fmt.Sprintf("event %d of %d", min(m.cursor+1, len(es)), len(es))
+	}
+	title := s.Title.Render("Transcript") + " " + termsafe.Line(m.slug) + s.Muted.Render(" · "+mode)
+	if m.query != "" {
+		title += s.Muted.Render(" · search: ") + termsafe.Line(m.query)
+	}
+	lines := []string{fit.Line(title, w)}
+	if m.searching {
+		lines = append(lines, fit.Line(m.search.View(), w))
+	}
+	avail := m.height - len(lines)
+	if len(es) == 0 {
+		lines = append(lines, s.Muted.Render("no events yet"))
+		return fit.Lines(lines, w, m.height)
+	}
+	listH := avail / 2
+	if m.expanded {
+		listH = 0
+	}
+	listH = min(listH, len(es))
+	if listH > 0 {
+		start := max(0, m.cursor-listH/2)
+		start = min(start, max(0, len(es)-listH))
+		for i := start; i < start+listH && i < len(es); i++ {
+			lines = append(lines, m.listLine(es[i], i == m.cursor))
+		}
+		lines = append(lines, s.Muted.Render(strings.Repeat("─", w)))
+	}
+	detailH := m.height - len(lines)
+	detail := m.detail(es[m.cursor], w)
+	at := min(m.detailAt, max(0, len(detail)-detailH))
+	lines = append(lines, detail[at:]...)
+	return fit.Lines(lines, w, m.height)
+}
+
+func (m Model) listLine(e live.Entry, selected bool) string {
+	s, w := m.styles, m.width
+	stamp := "        "
+	if !e.TS.IsZero() {
+		stamp = e.TS.UTC().Format("15:04:05")
+	}
+	text := termsafe.Line(live.Describe(e))
+	if selected {
+		return s.Selected.Render(fit.Line(theme.GlyphCursor+" "+stamp+" "+text, w))
+	}
+	st := s.Text
+	switch e.Kind {
+	case live.KindGuardrail, live.KindNudge, live.KindSandboxReset:
+		st = s.Warn
+	case live.KindProblem:
+		st = s.Error
+	case live.KindModelRequest:
+		st = s.Muted
+	}
+	return fit.Line("  "+s.Muted.Render(stamp)+" "+st.Render(text), w)
+}
+
+// detail renders one event in full: all worker text made inert, wrapped.
+func (m Model) detail(e live.Entry, w int) []string {
+	s := m.styles
+	var out []string
+	add := func(st func(...string) string, text string) {
+		for para := range strings.SplitSeq(fit.Tabs(termsafe.String(text)), "\n") {
+			for _, l := range fit.Wrap(para, w) {
+				out = append(out, st(fit.Cut(l, w)))
+			}
+		}
+	}
+	head := s.Bold.Render(e.Kind.String())
+	if e.Line > 0 {
+		head += s.Muted.Render(fmt.Sprintf(" · line %d", e.Line))
+	}
+	if !e.TS.IsZero() {
+		head += s.Muted.Render(" · " + e.TS.UTC().Format("2006-01-02 15:04:05.000"))
+	}
+	out = append(out, head)
+	switch e.Kind {
+	case live.KindAssistant:
+		if strings.TrimSpace(e.Text) != "" {
+			add(s.Text.Render, e.Text)
+		}
+		for _, c := range e.Calls {
+			out = append(out, "", s.Key.Render("→ "+termsafe.Line(c.Name)))
+			out = append(out, m.callArgs(c.Name, c.Args, w)...)
+		}
+		if e.Usage.PromptTokens+e.Usage.CompletionTokens > 0 {
+			out = append(out, "", s.Muted.Render(fmt.Sprintf("tokens: %d prompt, %d completion", e.Usage.PromptTokens, e.Usage.CompletionTokens)))
+		}
+	case live.KindToolResult:
+		out = append(out, s.Key.Render(termsafe.Line(e.Tool))+" "+s.Muted.Render("["+live.Outcome(e)+"]"))
+		out = append(out, m.callArgs(e.Tool, m.fullArgs(e), w)...)
+		out = append(out, "", s.Muted.Render("result:"))
+		result := e.Text
+		if !m.expanded {
+			result = firstLines(result, 6)
+		}
+		add(s.Text.Render, result)
+		if !m.expanded && strings.Count(e.Text, "\n") >= 6 {
+			out = append(out, s.Muted.Render(fmt.Sprintf("… %s to see all of it", m.keys.Expand.Help().Key)))
+		}
+	case live.KindGuardrail:
+		add(s.Warn.Render, e.Text)
+		out = append(out, s.Muted.Render("command:"))
+		add(s.Text.Render, e.Args)
+	case live.KindSetup:
+		out = append(out, s.Muted.Render("command: ")+termsafe.Line(e.Args))
+		add(s.Text.Render, e.Text)
+	default:
+		add(s.Text.Render, live.Describe(e))
+		if e.Text != "" && e.Kind == live.KindRunEnd {
+			out = append(out, "")
+			add(s.Text.Render, e.Text)
+		}
+	}
+	return out
+}
+
+// fullArgs prefers the arguments of the assistant call that asked for
+// this tool result: the result keeps only 500 chars, the call 2000.
+func (m Model) fullArgs(e live.Entry) string {
+	es := m.entries()
+	head := strings.TrimSuffix(e.Args, "…")
+	head = head[:min(len(head), 40)]
+	for i := m.cursor - 1; i >= 0 && i >= m.cursor-20; i-- {
+		if es[i].Kind != live.KindAssistant {
+			continue
+		}
+		for _, c := range es[i].Calls {
+			if c.Name == e.Tool && strings.HasPrefix(c.Args, head) {
+				return c.Args
+			}
+		}
+		break
+	}
+	return e.Args
+}
+
+// callArgs shows a call's arguments; an edit is shown as its own change.
+func (m Model) callArgs(tool, args string, w int) []string {
+	s := m.styles
+	var a map[string]any
+	if json.Unmarshal([]byte(args), &a) != nil {
+		return wrapLines(s.Muted.Render, termsafe.String(args), w)
+	}
+	str := func(k string) (string, bool) { v, ok := a[k].(string); return v, ok }
+	var out []string
+	if p, ok := str("path"); ok {
+		out = append(out, s.Muted.Render("path: ")+termsafe.Line(p))
+	}
+	oldS, hasOld := str("old_string")
+	newS, hasNew := str("new_string")
+	switch {
+	case hasOld || hasNew:
+		out = append(out, s.Muted.Render("the change:"))
+		out = append(out, changeLines(s, oldS, "-", s.DiffDel.Render, w)...)
+		out = append(out, changeLines(s, newS, "+", s.DiffAdd.Render, w)...)
+	case tool == "insert_after":
+		anchor, _ := str("anchor")
+		text, _ := str("text")
+		out = append(out, s.Muted.Render("after:"))
+		out = append(out, changeLines(s, anchor, " ", s.Muted.Render, w)...)
+		out = append(out, changeLines(s, text, "+", s.DiffAdd.Render, w)...)
+	case tool == "write_file":
+		content, _ := str("content")
+		out = append(out, s.Muted.Render("content:"))
+		out = append(out, changeLines(s, content, "+", s.DiffAdd.Render, w)...)
+	default:
+		for k, v := range a {
+			if k == "path" {
+				continue
+			}
+			text, ok := v.(string)
+			if !ok {
+				b, _ := json.Marshal(v)
+				text = string(b)
+			}
+			out = append(out, wrapLines(func(x ...string) string { return strings.Join(x, "") },
+				s.Muted.Render(termsafe.Line(k)+": ")+termsafe.String(text), w)...)
+		}
+	}
+	return out
+}
+
+func changeLines(s *theme.Styles, text, mark string, st func(...string) string, w int) []string {
+	var out []string
+	for l := range strings.SplitSeq(fit.Tabs(termsafe.String(text)), "\n") {
+		out = append(out, st(fit.Cut(mark+" "+l, w)))
+	}
+	return out
+}
+
+func wrapLines(st func(...string) string, text string, w int) []string {
+	var out []string
+	for para := range strings.SplitSeq(fit.Tabs(text), "\n") {
+		for _, l := range fit.Wrap(para, w) {
+			out = append(out, st(fit.Cut(l, w)))
+		}
+	}
+	return out
+}
+
+func firstLines(s string, n int) string {
+	parts := strings.SplitN(s, "\n", n+1)
+	if len(parts) > n {
+		parts = parts[:n]
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ShortHelp is the view's part of the help bar.
+func (m Model) ShortHelp() []key.Binding {
+	if m.searching {
+		return []key.Binding{
+			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "search")),
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		}
+	}
+	k := m.keys
+	return []key.Binding{k.Prev, k.Next, k.Expand, k.Search, k.NextMatch, k.Follow, k.Back}
+}
+
+// FullHelp is the view's part of the full help.
+func (m Model) FullHelp() [][]key.Binding {
+	k := m.keys
+	return [][]key.Binding{
+		{k.Prev, k.Next, k.First, k.Last},
+		{k.Expand, k.PageDown, k.PageUp},
+		{k.Search, k.NextMatch, k.PrevMatch, k.Follow, k.Back},
+	}
+}

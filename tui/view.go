@@ -1,0 +1,159 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dirtywork/dirtywork/transcript/termsafe"
+	"github.com/dirtywork/dirtywork/tui/fit"
+	"github.com/dirtywork/dirtywork/tui/theme"
+)
+
+// View draws the whole screen.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	running, review, _ := m.counts()
+	v.WindowTitle = fmt.Sprintf("dirtywork · %d running · %d to review", running, review)
+	return v
+}
+
+// Render is the screen's content: exactly height lines of exactly width
+// cells.
+func (m Model) Render() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	w := m.width
+	lines := []string{m.titleLine()}
+	if m.opts.Banner != "" {
+		lines = append(lines, fit.Line(m.styles.Banner.Render(termsafe.Line(m.opts.Banner)), w))
+	}
+	bw, bh := m.bodySize()
+	var body string
+	switch m.screen {
+	case screenReview:
+		if m.review != nil {
+			body = m.review.View()
+		}
+	case screenTranscript:
+		if m.transcript != nil {
+			body = m.transcript.View()
+		}
+	case screenStats:
+		body = m.stats.View()
+	case screenLaunch:
+		if m.form != nil {
+			body = center(m.form.View(), bw, bh)
+		}
+	default:
+		body = m.dashboard()
+	}
+	lines = append(lines, strings.Split(fit.Block(body, bw, bh), "\n")...)
+	lines = append(lines, m.statusLine())
+	lines = append(lines, m.helpView()...)
+	return fit.Lines(lines, w, m.height)
+}
+
+func (m Model) titleLine() string {
+	s := m.styles
+	running, review, queued := m.counts()
+	sep := s.Muted.Render(" " + theme.GlyphSep + " ")
+	parts := []string{
+		s.Info.Render(fmt.Sprintf("%s %d running", theme.GlyphRunning, running)),
+		s.Review.Render(fmt.Sprintf("%s %d to review", theme.GlyphReview, review)),
+		s.Muted.Render(fmt.Sprintf("%s %d queued", theme.GlyphQueued, queued)),
+		s.Muted.Render(fmt.Sprintf("max %d", m.opts.MaxParallel)),
+	}
+	left := s.Header.Render("dirtywork mission control")
+	right := strings.Join(parts, sep)
+	gap := m.width - fit.Width(left) - fit.Width(right)
+	if gap < 2 {
+		return fit.Line(left+"  "+right, m.width)
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
+
+func (m Model) statusLine() string {
+	s := m.styles
+	switch {
+	case !m.loaded:
+		return fit.Line(s.Muted.Render("reading the runs root…"), m.width)
+	case m.status == "":
+		return fit.Line("", m.width)
+	case m.statusErr:
+		return fit.Line(s.Error.Render(theme.GlyphWarn+" ")+s.Warn.Render(m.status), m.width)
+	}
+	return fit.Line(s.StatusBar.Render(m.status), m.width)
+}
+
+func (m Model) helpView() []string {
+	if m.fullHelp {
+		return strings.Split(m.help.FullHelpView(m.fullHelpGroups()), "\n")
+	}
+	return []string{fit.Line(m.help.ShortHelpView(m.shortHelp()), m.width)}
+}
+
+// dashboard draws the list and the panes.
+func (m Model) dashboard() string {
+	bw, bh := m.bodySize()
+	canvas := make([]string, bh)
+	for i := range canvas {
+		canvas[i] = strings.Repeat(" ", bw)
+	}
+	list, panes, showList := m.dashboardRects()
+	if showList {
+		place(canvas, list, m.list.View(m.now))
+	}
+	for i, r := range panes {
+		if r.w <= 0 || r.h <= 0 {
+			continue
+		}
+		place(canvas, r, m.paneViews[i].View(m.item(m.panes[i]), m.now))
+	}
+	return strings.Join(canvas, "\n")
+}
+
+// place draws block into canvas at r (block is fitted to r first).
+func place(canvas []string, r rect, block string) {
+	lines := strings.Split(fit.Block(block, r.w, r.h), "\n")
+	for i, l := range lines {
+		y := r.y + i
+		if y < 0 || y >= len(canvas) {
+			continue
+		}
+		canvas[y] = splice(canvas[y], r.x, r.w, l)
+	}
+}
+
+// splice replaces cells [x, x+w) of line with piece.
+func splice(line string, x, w int, piece string) string {
+	total := fit.Width(line)
+	left := ""
+	if x > 0 {
+		left = fit.Line(fit.Cells(line, 0, x), x)
+	}
+	right := ""
+	if x+w < total {
+		right = fit.Cells(line, x+w, total)
+	}
+	return left + piece + right
+}
+
+// center places block in the middle of a w×h area.
+func center(block string, w, h int) string {
+	lines := strings.Split(block, "\n")
+	bw := fit.Width(block)
+	top := max(0, (h-len(lines))/2)
+	left := max(0, (w-bw)/2)
+	out := make([]string, 0, h)
+	for range top {
+		out = append(out, "")
+	}
+	for _, l := range lines {
+		out = append(out, strings.Repeat(" ", left)+l)
+	}
+	return fit.Lines(out, w, h)
+}
