@@ -317,7 +317,13 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 		_ = os.RemoveAll(runDir)
 		return nil, refuse("", "%v", err)
 	}
-	if err := transcript.WriteRecord(runDir, r.startRecord(p, slug, planned)); err != nil {
+	start := r.startRecord(p, slug, planned)
+	start["base_branch"] = p.baseBranch(ctx)
+	if p.resume != nil {
+		// A resume merges where the run it continues would.
+		start["base_branch"] = p.resume.prior.Record["base_branch"]
+	}
+	if err := transcript.WriteRecord(runDir, start); err != nil {
 		_ = os.RemoveAll(runDir)
 		return nil, refuse("", "write run.json: %v", err)
 	}

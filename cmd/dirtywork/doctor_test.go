@@ -4,11 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/dirtywork/dirtywork/engine/provider/scripted"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -135,36 +132,6 @@ func TestDoctorTextIsSafeOnATerminal(t *testing.T) {
 	if err := printDoctor(&plain, rep); err != nil || !strings.Contains(plain.String(), "\x1b[31mred") {
 		t.Fatalf("output that is no terminal must stay exact: %q %v", plain.String(), err)
 	}
-}
-
-// openPTY opens a pseudo-terminal pair: reads of master see what is
-// written to slave.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open /dev/ptmx: %v", err)
-	}
-	t.Cleanup(func() { _ = m.Close() })
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlock the pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("pty number: %v", err)
-	}
-	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open the pty: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	// Raw output: no newline translation.
-	tio, err := unix.IoctlGetTermios(int(s.Fd()), unix.TCGETS)
-	if err == nil {
-		tio.Oflag &^= unix.OPOST
-		_ = unix.IoctlSetTermios(int(s.Fd()), unix.TCSETS, tio)
-	}
-	return m, s
 }
 
 func TestDoctorKeysAreDocumented(t *testing.T) {
