@@ -41,7 +41,7 @@ const (
 	RunJSON    = "run-json"   // run_end is written, run.json not yet
 	Verdict    = "verdict"    // a verdict is being recorded
 	Park       = "park"       // a parked ref exists, nothing removed yet
-	Merge      = "merge"      // a merge moved the branch, the checkout not yet
+	Merge      = "merge"      // a merge switched the checkout, its branch not yet moved
 )
 
 // points is read once: the variable is the test's instruction to the whole
