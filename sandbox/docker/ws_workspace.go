@@ -34,6 +34,9 @@ type Workspace struct {
 	pack    *basePack
 	// baseline fills the host lane with the base tree meanwhile.
 	baseline *baseline
+	// longPaths are what the tool server listed, at finalize, as past
+	// what the daemon can export.
+	longPaths []string
 	// ready, when not nil, is closed once the first checkout in the
 	// container ended, readyErr set if it failed (checkOutMeanwhile).
 	ready    chan struct{}
