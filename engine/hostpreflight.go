@@ -5,13 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
+	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -37,31 +36,18 @@ func (r *Runner) hostPreflight(ctx context.Context, p *prepared) error {
 	return nil
 }
 
-// sizeBytes parses a size flag's value (512m, 4g, plain bytes) into bytes;
-// "" (a Spec built without the flag) is 0, the jail's default.
+// sizeBytes parses a size flag's value with sandbox.ParseSize (docker's
+// forms: 512m, 1.5g, 4gb); "" (a Spec built without the flag) is 0, the
+// jail's default.
 func sizeBytes(flag, v string) (int64, error) {
-	s := strings.ToLower(strings.TrimSpace(v))
-	if s == "" {
-		return 0, nil // the jail's default
+	if strings.TrimSpace(v) == "" {
+		return 0, nil
 	}
-	mult := int64(1)
-	if n := len(s); n > 0 {
-		switch s[n-1] {
-		case 'b':
-			s = s[:n-1]
-		case 'k':
-			mult, s = 1<<10, s[:n-1]
-		case 'm':
-			mult, s = 1<<20, s[:n-1]
-		case 'g':
-			mult, s = 1<<30, s[:n-1]
-		}
+	n, err := sandbox.ParseSize(v)
+	if err != nil {
+		return 0, fmt.Errorf("--%s: %w", flag, err)
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 || n > (1<<62)/mult {
-		return 0, errors.Join(fmt.Errorf("--%s must be a size such as 512m or 4g, got '%s'", flag, v))
-	}
-	return n * mult, nil
+	return n, nil
 }
 
 // probeJail is jail.Probe, kept across runs for the boot: building a jail

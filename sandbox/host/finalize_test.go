@@ -140,7 +140,7 @@ func TestFinalizeKeepsTheBasesOwnRepository(t *testing.T) {
 		r.git(t, r.repo, "add", "fixture")
 		r.git(t, r.repo, "commit", "-q", "-m", "fixture")
 		r.base = strings.TrimSpace(r.git(t, r.repo, "rev-parse", "HEAD"))
-		r.git(t, r.repo, "branch", "-f", r.branch, r.base)
+		r.git(t, r.repo, "update-ref", "refs/heads/"+r.branch, r.base)
 		w := open(t, r.config())
 		if touch {
 			run(t, w, "echo 'ref: refs/heads/evil' > fixture/HEAD")
