@@ -21,10 +21,10 @@ type Config struct {
 	// BaseCommit is what the worker's repository starts at and what
 	// Finalize diffs against.
 	BaseCommit string
-	// RunDir is the run's directory: the worker's private repository
-	// lives in <RunDir>/worker while the run lasts, the patch goes to
+	// RunDir is the run's directory: the patch goes to
 	// <RunDir>/diff.patch and nested repositories the worker made are
-	// moved to <RunDir>/quarantine.
+	// moved to <RunDir>/quarantine. (The worker's private repository lives
+	// in a temporary directory of its own while the run lasts.)
 	RunDir string
 	// WithHistory gives the worker the base commit's whole history
 	// instead of the base commit alone.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -189,7 +190,9 @@ func (w *Workspace) dropGitEntries(ctx context.Context) ([]string, error) {
 				baseDirs = w.baseDirs(ctx)
 			}
 			if baseDirs[p] && w.untouchedSinceCheckout(filepath.Join(dest, filepath.FromSlash(p)), p) {
-				if err := os.Rename(filepath.Join(dest, filepath.FromSlash(p)), filepath.Join(w.worktree, filepath.FromSlash(p))); err != nil {
+				// Quarantine's own move, the other way: a copy where the
+				// run dir is on another file system.
+				if _, err := export.Quarantine(dest, []string{p}, w.worktree); err != nil {
 					return nil, fmt.Errorf("put the base's own repository %s back: %w", p, err)
 				}
 				continue
@@ -297,23 +300,35 @@ func (w *Workspace) changes(ctx context.Context, fin *sandbox.Finalization) erro
 	}
 	paths = append(paths, others...)
 
+	// The patch is evidence, not the result: on a run dir that cannot take
+	// it (a full disk) the change is still reported, without a patch.
 	patchPath := filepath.Join(w.cfg.RunDir, "diff.patch")
-	f, err := os.OpenFile(patchPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("create the patch: %w", err)
+	f, ferr := os.OpenFile(patchPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	var patch io.Writer
+	var kept *keptWriter
+	if ferr == nil {
+		kept = &keptWriter{w: f}
+		patch = kept
 	}
 	maxPatch := w.cfg.MaxPatchMB
 	if maxPatch <= 0 {
 		maxPatch = defaultMaxPatchMB
 	}
-	d, err := export.DiffPaths(ctx, w.root, base, paths, f, export.DiffOptions{MaxPatchMB: maxPatch})
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("write %s: %w", patchPath, cerr)
+	d, err := export.DiffPaths(ctx, w.root, base, paths, patch, export.DiffOptions{MaxPatchMB: maxPatch})
+	if f != nil {
+		if cerr := f.Close(); kept.err == nil && cerr != nil {
+			kept.err = cerr
+		}
+		ferr = kept.err
 	}
 	if err != nil {
 		return fmt.Errorf("diff the worktree against %s: %w", w.cfg.BaseCommit, err)
 	}
-	fin.PatchPath = &patchPath
+	if ferr == nil {
+		fin.PatchPath = &patchPath
+	} else {
+		_ = os.Remove(patchPath) // a cut patch must not pass for the whole one
+	}
 	fin.DiffStat = d.Stat
 	fin.FilesChanged, fin.FilesChangedTruncated = d.Files, d.FilesTruncated
 	if fin.FilesChanged == nil {
@@ -379,4 +394,18 @@ func capChars(s string) string {
 		n++
 	}
 	return s
+}
+
+// keptWriter writes to w until a write fails, and then only counts: the
+// diff goes on, and err says the file is not whole.
+type keptWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (k *keptWriter) Write(p []byte) (int, error) {
+	if k.err == nil {
+		_, k.err = k.w.Write(p)
+	}
+	return len(p), nil
 }

@@ -10,15 +10,17 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox/workerrepo"
 )
 
-// privateRepo is the worker's own repository: a git dir of its own in the
-// run's directory, never the host repository's. The worker's git sees it
+// privateRepo is the worker's own repository: a git dir of its own in a
+// directory of the run's (a private temporary one, so that a full runs
+// disk does not stop the sandbox), never the host repository's. The worker's git sees it
 // at <worktree>/.git inside the jail through a read-only gitfile bound
 // over the host's .git file, so neither that file, nor the worktree's
 // admin dir, nor the common dir is ever within the worker's reach; the
 // base commit's objects are borrowed read-only from a pack dirtywork
 // made. It is removed when the workspace closes.
 type privateRepo struct {
-	// dir holds everything: <RunDir>/worker.
+	// dir holds everything: a new 0700 directory under the system's
+	// temporary directory.
 	dir string
 	// objects is the base pack's object directory (read-only in the
 	// jail); shallow its shallow file, "" with history.
@@ -34,11 +36,17 @@ type privateRepo struct {
 	tmp string
 }
 
-// newPrivateRepo makes the directories of the worker's repository under
-// runDir, empty: the base pack comes with fillBase, the git dir from the
-// script run in the jail.
-func newPrivateRepo(runDir, worktree string) (privateRepo, error) {
-	dir := filepath.Join(runDir, "worker")
+// newPrivateRepo makes the directories of the worker's repository, empty:
+// the base pack comes with fillBase, the git dir from the script run in
+// the jail.
+func newPrivateRepo(worktree string) (privateRepo, error) {
+	dir, err := os.MkdirTemp("", "dirtywork-worker-")
+	if err != nil {
+		return privateRepo{}, fmt.Errorf("make the worker's repository: %w", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved // the jail binds resolved paths
+	}
 	p := privateRepo{
 		dir:      dir,
 		objects:  filepath.Join(dir, "base", "objects"),
@@ -46,9 +54,6 @@ func newPrivateRepo(runDir, worktree string) (privateRepo, error) {
 		gitfile:  filepath.Join(dir, "gitfile"),
 		worktree: worktree,
 		tmp:      filepath.Join(dir, "tmp"),
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return privateRepo{}, fmt.Errorf("make the worker's repository: %w", err)
 	}
 	for _, d := range []string{filepath.Join(p.objects, "pack"), p.gitDir, p.tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

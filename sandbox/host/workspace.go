@@ -106,7 +106,7 @@ func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 	}
 	w.root = root
 	w.fs = fsops.New(root, w.worktree)
-	if w.private, err = newPrivateRepo(cfg.RunDir, w.worktree); err != nil {
+	if w.private, err = newPrivateRepo(w.worktree); err != nil {
 		_ = root.Close()
 		return nil, err
 	}

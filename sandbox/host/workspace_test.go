@@ -52,13 +52,14 @@ func TestCheckoutHappensInTheJail(t *testing.T) {
 	res := bash(t, w, "git log --format=%H%n%s && git status --porcelain && git rev-parse --git-dir && git rev-parse --abbrev-ref HEAD")
 	lines := strings.Split(strings.TrimSpace(res.Output), "\n")
 	if res.ExitCode != 0 || len(lines) != 4 || lines[0] != r.base || lines[1] != "initial" ||
-		lines[2] != filepath.Join(r.runDir, "worker", "git") || lines[3] != r.branch {
+		lines[2] != w.private.gitDir || lines[3] != r.branch {
 		t.Errorf("the worker's repository: %d %q", res.ExitCode, res.Output)
 	}
+	dir := w.private.dir
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if exists(filepath.Join(r.runDir, "worker")) {
+	if exists(dir) {
 		t.Error("Close left the worker's repository")
 	}
 }
@@ -79,7 +80,7 @@ func TestOpenReturnsBeforeTheJailIsUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("Open took %v, the first call %v", opened, time.Since(start))
-	if _, err := os.Stat(filepath.Join(r.runDir, "worker", "git", "HEAD")); err != nil {
+	if _, err := os.Stat(filepath.Join(w.private.gitDir, "HEAD")); err != nil {
 		t.Errorf("no private repository: %v", err)
 	}
 }
