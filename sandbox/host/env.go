@@ -289,20 +289,25 @@ func storeUserSite(cache, key, site string) {
 	if len(entries) > maxUserSiteEntries {
 		entries = entries[len(entries)-maxUserSiteEntries:]
 	}
-	data, err := json.Marshal(entries)
-	if err != nil {
+	if data, err := json.Marshal(entries); err == nil {
+		writeAtomic(cache, data)
+	}
+}
+
+// writeAtomic replaces file with data through a temporary file beside it,
+// making its directory (0700) if need be. It is for caches: a failure only
+// leaves the file as it was.
+func writeAtomic(file string, data []byte) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(cache), 0o700); err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(cache), ".user-site-*")
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".tmp-*")
 	if err != nil {
 		return
 	}
 	_, werr := tmp.Write(data)
 	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), cache) != nil {
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), file) != nil {
 		_ = os.Remove(tmp.Name())
 	}
 }

@@ -1,10 +1,13 @@
 package host
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 )
 
 func TestBashEnvIsExactlyE38(t *testing.T) {
@@ -109,5 +112,32 @@ func TestPythonUserSiteCacheFile(t *testing.T) {
 	}
 	if runs := readFile(t, counter); runs != "run\nrun\n" {
 		t.Errorf("python ran %q after it changed", runs)
+	}
+}
+
+// TestProbeJailIsKept: a whole jail's probe is reused from the file while
+// its key holds, and probed afresh once the key changes.
+func TestProbeJailIsKept(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cache", "probe.json")
+	first := ProbeJail(t.Context(), file)
+	if first.Err() != nil {
+		t.Skipf("no whole jail here to keep: %v", first.Err())
+	}
+	// A report of the same key, marked: if it comes back, it came from
+	// the file.
+	marked := first
+	marked.Layers = append(append([]jail.LayerStatus(nil), first.Layers...), jail.LayerStatus{Name: "kept", OK: true})
+	data, err := json.Marshal(probeCache{Key: probeKey(), Report: marked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAtomic(file, data)
+	if _, ok := ProbeJail(t.Context(), file).Layer("kept"); !ok {
+		t.Error("the kept report was not used")
+	}
+	data, _ = json.Marshal(probeCache{Key: "another boot", Report: marked})
+	writeAtomic(file, data)
+	if _, ok := ProbeJail(t.Context(), file).Layer("kept"); ok {
+		t.Error("a report of another key was used")
 	}
 }

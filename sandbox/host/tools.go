@@ -12,58 +12,10 @@ import (
 )
 
 // Every tool is one call to the tool server in the jail, which runs the
-// same fsops code and budget as in docker mode. The host adds what the
-// worker cannot forge: the size watch while a command runs, and the
-// end of the run when the jail dies.
-
-// ReadFile is the read_file tool.
-func (w *Workspace) ReadFile(ctx context.Context, path string, offset, limit int) (string, error) {
-	return w.textTool(ctx, "read_file", false, func(c *toolbox.Client) (string, error) {
-		return c.ReadFile(ctx, path, offset, limit)
-	})
-}
-
-// WriteFile is the write_file tool.
-func (w *Workspace) WriteFile(ctx context.Context, path, content string) (string, error) {
-	return w.textTool(ctx, "write_file", true, func(c *toolbox.Client) (string, error) {
-		return c.WriteFile(ctx, path, content)
-	})
-}
-
-// EditFile is the edit_file tool.
-func (w *Workspace) EditFile(ctx context.Context, path, oldString, newString string) (string, error) {
-	return w.textTool(ctx, "edit_file", true, func(c *toolbox.Client) (string, error) {
-		return c.EditFile(ctx, path, oldString, newString)
-	})
-}
-
-// InsertText is the insert_before and insert_after tools.
-func (w *Workspace) InsertText(ctx context.Context, path, anchor, text string, after bool) (string, error) {
-	return w.textTool(ctx, "insert_text", true, func(c *toolbox.Client) (string, error) {
-		return c.InsertText(ctx, path, anchor, text, after)
-	})
-}
-
-// ApplyEdits is the apply_edits tool.
-func (w *Workspace) ApplyEdits(ctx context.Context, path string, edits []sandbox.Edit) (string, error) {
-	return w.textTool(ctx, "apply_edits", true, func(c *toolbox.Client) (string, error) {
-		return c.ApplyEdits(ctx, path, edits)
-	})
-}
-
-// ListDir is the list_dir tool.
-func (w *Workspace) ListDir(ctx context.Context, path string) (string, error) {
-	return w.textTool(ctx, "list_dir", false, func(c *toolbox.Client) (string, error) {
-		return c.ListDir(ctx, path)
-	})
-}
-
-// Grep is the grep tool.
-func (w *Workspace) Grep(ctx context.Context, args sandbox.GrepArgs) (string, error) {
-	return w.textTool(ctx, "grep", false, func(c *toolbox.Client) (string, error) {
-		return c.Grep(ctx, args)
-	})
-}
+// same fsops code and budget as in docker mode; the file tools, grep and
+// list_dir are toolbox.FileTools over textTool. The host adds what the
+// worker cannot forge: the size watch while a command runs, and the end
+// of the run when the jail dies.
 
 // Bash runs command in the worktree through the tool server (E-35): in a
 // session of its own inside the jail, its whole group killed at the

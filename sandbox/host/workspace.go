@@ -29,6 +29,9 @@ const checkoutTimeout = 300 * time.Second
 // the tree's size while a command runs, and Finalize, which reads no git
 // metadata the worker wrote.
 type Workspace struct {
+	// FileTools answers the file tools, grep and list_dir through textTool.
+	toolbox.FileTools
+
 	cfg Config
 	// worktree, commonDir and adminDir are cfg's paths, resolved.
 	worktree, commonDir, adminDir string
@@ -89,6 +92,7 @@ var _ sandbox.Workspace = (*Workspace)(nil)
 // had is refused here (ErrNoJail) unless cfg.AllowUnconfined.
 func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 	w := &Workspace{cfg: cfg, git: gitops.New(), ready: make(chan struct{})}
+	w.FileTools = toolbox.FileTools{Call: w.textTool}
 	if err := w.resolvePaths(); err != nil {
 		return nil, err
 	}
