@@ -91,7 +91,7 @@ func (childJailer) Start(ctx context.Context, spec jailSpec) (jailProc, error) {
 	cmd.Env = spec.Env
 	cmd.Dir = spec.Worktree
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	err = cmd.Start()
 	// The child holds its own copies of its ends.
 	_ = inR.Close()

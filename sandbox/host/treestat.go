@@ -5,7 +5,6 @@ import (
 	"os"
 	"path"
 	"strings"
-	"syscall"
 )
 
 // fileStat is what lstat says of a file: enough to tell that it changed.
@@ -42,13 +41,8 @@ func statTree(root *os.Root) (treeStats, error) {
 		if err != nil {
 			return nil
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
-		if !ok {
-			return nil
-		}
-		stats[p] = fileStat{
-			ino: st.Ino, size: uint64(st.Size), mode: st.Mode,
-			mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(),
+		if st, ok := statOf(fi); ok {
+			stats[p] = st
 		}
 		return nil
 	})
