@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,7 +25,7 @@ import (
 // jail's hostname, and a root operator's program is an unprivileged uid on
 // the host.
 func TestEscapeIdentity(t *testing.T) {
-	r := bash(t, Config{Hostname: "jailhost"}, `echo pid $$; hostname; grep -E '^(Cap[A-Za-z]+|NoNewPrivs|Seccomp):' /proc/self/status; `+
+	r := bash(t, Config{Hostname: "jailhost"}, `echo pid $$ > /dev/stdout; hostname > /proc/self/fd/1; echo > /dev/stderr; grep -E '^(Cap[A-Za-z]+|NoNewPrivs|Seccomp):' /proc/self/status; `+
 		`tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; id -u; id -G; ls /sys | wc -l`)
 	if r.err != nil {
 		t.Fatal(describe(r))
@@ -256,11 +257,7 @@ func TestEscapeNetwork(t *testing.T) {
 // of reach even when the jail shares it.
 func TestEscapeSockets(t *testing.T) {
 	var socks []string
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hd, err := os.MkdirTemp(home, ".dirtywork-jailtest-")
+	hd, err := os.MkdirTemp(homeDir(t), ".dirtywork-jailtest-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +304,7 @@ func TestEscapeHostTrees(t *testing.T) {
 	marker := hostFile(t, filepath.Join(os.TempDir(), fmt.Sprintf("dirtywork-jailtest-%d", os.Getpid())), "host tmp\n")
 	t.Cleanup(func() { _ = os.Remove(marker) })
 	runs := hostFile(t, filepath.Join(t.TempDir(), "runs", "other-run", "transcript.jsonl"), `{"event":"secret"}`+"\n")
-	home, _ := os.UserHomeDir()
+	home := homeDir(t)
 	r := bash(t, Config{}, strings.Join([]string{
 		"for p in " + marker + " " + runs + " " + home + " /run /var/run /home /root /tmp/" + filepath.Base(marker) + "; do",
 		"  test -e $p && echo visible-$p",
@@ -502,4 +499,17 @@ func TestEscapeOutliveParent(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// homeDir is the operator's home: $HOME, else the account's.
+func homeDir(t *testing.T) string {
+	t.Helper()
+	if h, err := os.UserHomeDir(); err == nil {
+		return h
+	}
+	u, err := user.Current()
+	if err != nil || u.HomeDir == "" {
+		t.Fatalf("no home directory: %v", err)
+	}
+	return u.HomeDir
 }

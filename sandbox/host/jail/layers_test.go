@@ -2,8 +2,11 @@ package jail
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestMissingLayerRefusedOrReported: a kernel without Landlock is a
@@ -46,5 +49,47 @@ func TestProbe(t *testing.T) {
 		if !ok || !st.OK || st.Detail == "" {
 			t.Errorf("%s: %+v", name, st)
 		}
+	}
+}
+
+// TestIDMapUnavailable: a root operator's writable mount on a file system
+// that cannot be idmapped is a refusal naming the layer, unless
+// AllowUnconfined, which runs the jail as the host's uid 0 (capabilities
+// still dropped) and says so; a read-only one just shows unmapped.
+func TestIDMapUnavailable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Log("idmapped mounts are a root operator's: nothing to test as uid", os.Geteuid())
+		return
+	}
+	saved := parentBind
+	t.Cleanup(func() { parentBind = saved })
+	parentBind = func(source string, ro, recursive, device bool, userns int) (int, error) {
+		if userns >= 0 {
+			return -1, &idmapError{source: source, err: unix.EINVAL}
+		}
+		return saved(source, ro, recursive, device, userns)
+	}
+	rw := Config{Mounts: []Mount{{Source: t.TempDir(), Target: "/w"}}}
+	if r := bash(t, Config{}, "true"); r.err != nil || len(r.info.Off) != 0 {
+		t.Fatalf("no configured mount, nothing to idmap: %s", describe(r))
+	}
+	ro := Config{Mounts: []Mount{{Source: t.TempDir(), Target: "/r", ReadOnly: true}}}
+	if r := bash(t, ro, "stat -c %u /r"); r.err != nil || strings.TrimSpace(r.out) != "65534" || len(r.info.Off) != 0 {
+		t.Errorf("read-only mount unmapped: %s", describe(r))
+	}
+	cfg := script("true")
+	cfg.Mounts = rw.Mounts
+	_, err := Start(t.Context(), cfg)
+	var ie *idmapError
+	if !errors.As(err, &ie) {
+		t.Fatalf("got %v, want the idmap failure", err)
+	}
+	rw.AllowUnconfined = true
+	r := bash(t, rw, "touch /w/f && stat -c %u /w/f && grep CapEff /proc/self/status")
+	if r.err != nil || strings.TrimSpace(r.out) != "0\nCapEff:\t0000000000000000" {
+		t.Errorf("%s", describe(r))
+	}
+	if r.info.UserNS.UID.Host != 0 || r.info.UserNS.IDMappedMounts || len(r.info.Off) != 1 || !strings.HasPrefix(r.info.Off[0], LayerIDMap) {
+		t.Errorf("info: %+v", r.info)
 	}
 }

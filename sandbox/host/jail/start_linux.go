@@ -157,6 +157,17 @@ func newPipes() (*pipes, error) {
 	return &p, nil
 }
 
+// chown gives the three pipes to uid and gid (a pipe's ends share one
+// inode).
+func (p *pipes) chown(uid, gid int) error {
+	for _, f := range []*os.File{p.stdinR, p.stdoutW, p.stderrW} {
+		if err := f.Chown(uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // closeChild closes the child's ends, which it holds copies of.
 func (p *pipes) closeChild() {
 	for _, f := range []*os.File{p.stdinR, p.stdoutW, p.stderrW} {
@@ -187,20 +198,23 @@ func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err erro
 		Entries: entries, TmpSize: cfg.TmpSize, NewNet: !cfg.AllowNetwork,
 		Seccomp: true, AllowUnconfined: cfg.AllowUnconfined, Probe: probe,
 	}
+	// The layers off in this attempt: those start already gave up (the
+	// idmapping), then what this attempt finds.
+	off := append([]string(nil), l.off...)
 	if abi := min(kernelLandlockABI(), maxLandlockABI()); abi > 0 {
 		sp.LandlockABI = abi
 	} else if !cfg.AllowUnconfined && !probe {
 		return nil, Info{}, &SetupError{Layer: LayerLandlock, Msg: errNoLandlock.Error() +
 			" (fix: a kernel with CONFIG_SECURITY_LANDLOCK and landlock in its lsm= list, or DIRTYWORK_ALLOW_UNCONFINED=1)"}
 	} else {
-		l.off = append(l.off, layerOff(LayerLandlock, errNoLandlock.Error()))
+		off = append(off, layerOff(LayerLandlock, errNoLandlock.Error()))
 	}
 	if !seccomp.Supported() {
 		if !cfg.AllowUnconfined && !probe {
 			return nil, Info{}, &SetupError{Layer: LayerSeccomp, Msg: "the kernel has no seccomp filters (fix: a kernel with CONFIG_SECCOMP_FILTER, or DIRTYWORK_ALLOW_UNCONFINED=1)"}
 		}
 		sp.Seccomp = false
-		l.off = append(l.off, layerOff(LayerSeccomp, "the kernel has no seccomp filters"))
+		off = append(off, layerOff(LayerSeccomp, "the kernel has no seccomp filters"))
 	}
 
 	limits := cgroup.Limits{Pids: int64(max(cfg.PidsLimit, 0)), Memory: max(cfg.MemoryBytes, 0)}
@@ -222,6 +236,15 @@ func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err erro
 	p, err := newPipes()
 	if err != nil {
 		return nil, Info{}, err
+	}
+	if l.hostUID != os.Getuid() {
+		// A pipe belongs to whoever made it, mode 0600: the program could
+		// use the descriptors it was given but not reopen them by path
+		// (echo > /dev/stderr is /proc/self/fd/2). They become its own.
+		if err := p.chown(l.hostUID, l.hostGID); err != nil {
+			p.close()
+			return nil, Info{}, fmt.Errorf("jail: hand the program its pipes: %w", err)
+		}
 	}
 	sock, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -272,7 +295,7 @@ func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err erro
 	if err != nil {
 		return fail(err)
 	}
-	info := l.info(rep, ro, mechanism, cgErr)
+	info := l.info(rep, ro, mechanism, cgErr, off)
 	if probe {
 		_ = cmd.Wait()
 		p.close()
@@ -354,7 +377,7 @@ func (l *launch) openBinds(pid int, entries []entry) (fds []int, err error) {
 		if e.IDMap {
 			ns = userns
 		}
-		fd, err := openBind(e.Source, e.ReadOnly, e.Recursive, false, ns)
+		fd, err := parentBind(e.Source, e.ReadOnly, e.Recursive, false, ns)
 		var ie *idmapError
 		if errors.As(err, &ie) && e.ReadOnly {
 			// Read-only, its files can only be read: unmapped, they show as
@@ -373,6 +396,10 @@ func (l *launch) openBinds(pid int, entries []entry) (fds []int, err error) {
 	}
 	return fds, nil
 }
+
+// parentBind is openBind in the parent; tests stand in a file system that
+// cannot be idmapped.
+var parentBind = openBind
 
 // sendSpec sends the spec, with the descriptors, over the control socket.
 func sendSpec(sock int, sp spec, fds []int) error {
@@ -472,7 +499,7 @@ func randomSuffix() string {
 }
 
 // info describes a started jail.
-func (l *launch) info(rep *report, ro []string, mechanism string, cgErr error) Info {
+func (l *launch) info(rep *report, ro []string, mechanism string, cgErr error, off []string) Info {
 	cfg := l.cfg
 	ns := []string{"user", "mnt", "pid", "ipc", "uts", "cgroup"}
 	network := "host"
@@ -494,7 +521,7 @@ func (l *launch) info(rep *report, ro []string, mechanism string, cgErr error) I
 		}
 		return Limit{Max: n, Mechanism: mechanism}
 	}
-	off := append(append([]string(nil), l.off...), rep.Off...)
+	off = append(off, rep.Off...)
 	info := Info{
 		Kind:       "jail",
 		Namespaces: ns,
