@@ -143,6 +143,11 @@ type Model struct {
 	help     help.Model
 	fullHelp bool
 
+	// listDirty says the runs list needs rebuilding: runs or the queue
+	// changed, or a run's live state was replaced. Entries arriving for a
+	// followed run need no rebuild (rows hold its state by pointer).
+	listDirty bool
+
 	status    string
 	statusErr bool
 	quitArmed bool

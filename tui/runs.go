@@ -106,6 +106,7 @@ func (m Model) handleLoaded(msg runsLoadedMsg) (Model, tea.Cmd) {
 		m.setStatus("cannot list the runs: "+termsafe.Line(msg.err.Error()), true)
 	}
 	m.logf("listed %d runs in %s", len(msg.runs), msg.took)
+	m.listDirty = true
 	for _, r := range msg.runs {
 		e := m.runs[r.Slug]
 		if e == nil {
@@ -126,6 +127,9 @@ func (m Model) handleBatch(b feed.BatchMsg) (Model, tea.Cmd) {
 	for _, c := range b.Changes {
 		cmds = append(cmds, m.applyChange(c))
 	}
+	if len(b.Changes) > 0 {
+		m.listDirty = true
+	}
 	if b.WatchErr != nil {
 		m.setStatus("watching the runs root failed: "+termsafe.Line(b.WatchErr.Error()), true)
 	}
@@ -140,6 +144,7 @@ func (m Model) handleBatch(b feed.BatchMsg) (Model, tea.Cmd) {
 		for _, ent := range b.Entries[slug] {
 			if ent.Kind == live.KindReset {
 				e.state = &live.State{}
+				m.listDirty = true
 				if m.transcript != nil && m.transcript.Slug() == slug {
 					m.transcript.SetState(e.state)
 				}
@@ -147,6 +152,7 @@ func (m Model) handleBatch(b feed.BatchMsg) (Model, tea.Cmd) {
 			}
 			if e.state == nil {
 				e.state = &live.State{}
+				m.listDirty = true
 			}
 			e.state.Apply(ent)
 			if ent.Terminal() && e.placeholder {
@@ -156,10 +162,12 @@ func (m Model) handleBatch(b feed.BatchMsg) (Model, tea.Cmd) {
 				e.run.Alive = false
 				e.placeholder = false
 				m.launching = max(0, m.launching-1)
+				m.listDirty = true
 			}
 		}
 		if m.transcript != nil && m.transcript.Slug() == slug {
 			m.transcript.Sync()
+			cmds = append(cmds, m.transcript.WholeCmd())
 		}
 	}
 	m2, cmd := m.settle(cmds)
@@ -222,7 +230,9 @@ func (m Model) settle(cmds []tea.Cmd) (Model, tea.Cmd) {
 	m.assignPanes()
 	cmds = append(cmds, m.syncFollows()...)
 	cmds = append(cmds, m.startQueued()...)
-	m.refreshList()
+	if m.listDirty {
+		m.refreshList()
+	}
 	if m.stats.Grouping() >= 0 && m.screen == screenStats {
 		m.stats.SetRuns(m.runList())
 	}
@@ -256,6 +266,7 @@ func (m *Model) startQueued() []tea.Cmd {
 		}
 		q.Launching = true
 		m.launching++
+		m.listDirty = true
 		cmds = append(cmds, launchCmd(m.opts.Launcher, q.ID, q.Spec))
 	}
 	return cmds
@@ -265,6 +276,7 @@ func (m *Model) enqueue(spec backend.LaunchSpec) *runinfo.Queued {
 	m.nextID++
 	q := &runinfo.Queued{ID: m.nextID, Spec: spec, At: m.opts.Now()}
 	m.queue = append(m.queue, q)
+	m.listDirty = true
 	return q
 }
 
@@ -275,6 +287,7 @@ func (m Model) handleLaunched(msg launchedMsg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	q := m.queue[i]
+	m.listDirty = true
 	if msg.err != nil {
 		m.launching = max(0, m.launching-1)
 		q.Launching = false
@@ -398,6 +411,7 @@ func (m *Model) syncFollows() []tea.Cmd {
 		}
 		m.followed[slug] = true
 		e.state = &live.State{}
+		m.listDirty = true
 		cmds = append(cmds, followCmd(m.opts.Feed, slug, e.run.Transcript))
 	}
 	for slug := range m.followed {
@@ -407,6 +421,7 @@ func (m *Model) syncFollows() []tea.Cmd {
 		delete(m.followed, slug)
 		if e := m.runs[slug]; e != nil {
 			e.state = nil
+			m.listDirty = true
 		}
 		cmds = append(cmds, unfollowCmd(m.opts.Feed, slug))
 	}
@@ -423,6 +438,7 @@ func (m Model) item(slug string) *runinfo.Item {
 }
 
 func (m *Model) refreshList() {
+	m.listDirty = false
 	items := make([]runinfo.Item, 0, len(m.runs)+len(m.queue))
 	for slug, e := range m.runs {
 		items = append(items, runinfo.Item{Key: slug, Run: e.run, State: e.state})

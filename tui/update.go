@@ -76,6 +76,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		rv, cmd := m.review.Update(msg)
 		m.review = &rv
 		return m, cmd
+	case transcriptview.FullEntryMsg:
+		if m.transcript != nil {
+			tv, cmd := m.transcript.Update(msg)
+			m.transcript = &tv
+			return m, cmd
+		}
+		return m, nil
 	case review.DoneMsg:
 		return m.handleDone(msg)
 	case review.CloseMsg, transcriptview.CloseMsg, stats.CloseMsg:
@@ -387,7 +394,7 @@ func (m Model) openTranscript(slug string) (tea.Model, tea.Cmd) {
 	if e == nil {
 		return m, nil
 	}
-	tv := transcriptview.New(m.styles, &m.keys.Transcript, slug, e.state)
+	tv := transcriptview.New(m.styles, &m.keys.Transcript, slug, e.run.Transcript, e.state)
 	m.transcript = &tv
 	m.screen = screenTranscript
 	m.layout()
@@ -442,6 +449,7 @@ func (m Model) handleDone(msg review.DoneMsg) (tea.Model, tea.Cmd) {
 		}
 		m.setStatus(termsafe.Line(text), len(msg.Outcome.Warnings) > 0)
 		if e := m.runs[msg.Slug]; e != nil {
+			m.listDirty = true
 			switch msg.Action {
 			case "accept", "merge":
 				e.run.Verdict = backend.VerdictAccept

@@ -108,35 +108,61 @@ func (m *Model) SelectKey(k string) bool {
 	return false
 }
 
-// sortItems orders rows by group, then newest first.
+// sortItems orders rows by group, then newest first. It sorts small keys,
+// not the rows themselves: ten thousand rows of a few hundred bytes each
+// are slow to move around.
 func sortItems(items []runinfo.Item) []runinfo.Item {
 	rank := map[backend.Phase]int{}
 	for i, p := range groupOrder {
 		rank[p] = i
 	}
-	out := slices.Clone(items)
-	slices.SortStableFunc(out, func(a, b runinfo.Item) int {
-		if c := cmp.Compare(rank[a.Phase()], rank[b.Phase()]); c != 0 {
+	type sortKey struct {
+		rank    int
+		started int64
+		queue   int
+		key     string
+		idx     int
+	}
+	keys := make([]sortKey, len(items))
+	for i, it := range items {
+		k := sortKey{rank: rank[it.Phase()], started: it.Run.Started.UnixNano(), key: it.Key, idx: i}
+		if it.Queued != nil {
+			k.queue = it.Queued.ID
+		}
+		keys[i] = k
+	}
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
 			return c
 		}
-		if c := b.Run.Started.Compare(a.Run.Started); c != 0 {
+		if c := cmp.Compare(b.started, a.started); c != 0 {
 			return c
 		}
-		if a.Queued != nil && b.Queued != nil {
-			return cmp.Compare(a.Queued.ID, b.Queued.ID)
+		if c := cmp.Compare(a.queue, b.queue); c != 0 {
+			return c
 		}
-		return strings.Compare(a.Key, b.Key)
+		return strings.Compare(a.key, b.key)
 	})
+	out := make([]runinfo.Item, len(items))
+	for i, k := range keys {
+		out[i] = items[k.idx]
+	}
 	return out
 }
 
 // refilter recomputes the visible rows.
 func (m *Model) refilter() {
-	q := parseQuery(m.filter.Value())
 	m.visible = m.visible[:0]
-	for i, it := range m.items {
-		if q.match(it) {
+	if v := m.filter.Value(); strings.TrimSpace(v) == "" {
+		for i := range m.items {
 			m.visible = append(m.visible, i)
+		}
+	} else {
+		q := parseQuery(v)
+		for i, it := range m.items {
+			if q.match(it) {
+				m.visible = append(m.visible, i)
+			}
 		}
 	}
 	m.cursor = min(m.cursor, max(0, len(m.visible)-1))
