@@ -250,9 +250,8 @@ func (m Model) dashboardKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.cycleFocus()
 		return m, nil
 	case key.Matches(k, d.Zoom):
-		if m.focusPane < 0 {
-			m.focusPane = 0
-		}
+		// The focused pane, or the list (then with every column), takes
+		// the whole area.
 		m.zoom = !m.zoom
 		m.layout()
 		return m, nil
@@ -339,9 +338,6 @@ func (m *Model) setFocus(p int) {
 	m.list.SetFocused(p < 0)
 	for i := range m.paneViews {
 		m.paneViews[i].SetFocused(i == p)
-	}
-	if p < 0 && m.zoom {
-		m.zoom = false
 	}
 	m.layout()
 }

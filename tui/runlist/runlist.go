@@ -357,9 +357,15 @@ func (m Model) row(it runinfo.Item, selected bool, now time.Time) string {
 	if restW > 0 {
 		repo, model := it.Repo(), it.Model()
 		text := it.Task()
-		if w >= 100 {
+		switch {
+		case w >= 150:
+			// Wide: the sandbox and what the run is doing too.
+			act := fit.Line(it.Sandbox(), 6) + " " + it.Activity(now)
+			actW := max(20, restW/3)
+			text = fit.Line(repo, 12) + " " + fit.Line(text, max(8, restW-12-1-18-1-actW-1)) + " " + fit.Line(model, 18) + " " + fit.Line(act, actW)
+		case w >= 100:
 			text = fit.Line(repo, 12) + " " + fit.Line(text, max(8, restW-12-1-18-1)) + " " + fit.Line(model, 18)
-		} else if repo != "" && restW > 30 {
+		case repo != "" && restW > 30:
 			text = fit.Line(repo, 10) + " " + text
 		}
 		middle = fit.Line(text, restW)

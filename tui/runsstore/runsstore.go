@@ -7,13 +7,16 @@ package runsstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/dirtywork/dirtywork/engine/runs"
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/tui/backend"
 )
 
@@ -29,7 +32,7 @@ func New(s *runs.Store) *Store { return &Store{S: s} }
 func Convert(r *runs.Run) backend.Run {
 	rec := r.Record
 	out := backend.Run{
-		Slug: r.Slug, RunDir: r.Dir, Transcript: r.Dir + "/transcript.jsonl",
+		Slug: r.Slug, RunDir: r.Dir, Transcript: filepath.Join(r.Dir, "transcript.jsonl"),
 		Repo: rec.Repo, Worktree: rec.Worktree, Branch: rec.Branch, BaseCommit: rec.BaseCommit, BaseRef: rec.BaseRef,
 		Task: rec.Task, Model: rec.Model, Provider: rec.Provider, Sandbox: rec.Sandbox,
 		Status: backend.Status(rec.Status), Alive: r.Alive, Started: parseTime(rec.Started), Ended: parseTime(rec.Ended),
@@ -137,7 +140,10 @@ func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error)
 	if err != nil {
 		return backend.Review{}, err
 	}
-	rv := backend.Review{Patch: string(d.Patch), Summary: runs.Str(run.Record.LastAssistantText)}
+	rv := backend.Review{Patch: string(d.Patch), Summary: finishSummary(run.Dir)}
+	if rv.Summary == "" {
+		rv.Summary = runs.Str(run.Record.LastAssistantText)
+	}
 	if v := run.Record.Verify; v != nil {
 		rv.Verify = &backend.Verify{Command: v.Command, ExitCode: v.ExitCode, Passed: v.Passed, Output: v.OutputTail}
 	}
@@ -168,6 +174,38 @@ func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error)
 		rv.MergeBlockers = fc.Reasons
 	}
 	return rv, nil
+}
+
+// finishSummary is the summary the worker gave its finish call, read from
+// the transcript ("" when it gave none).
+func finishSummary(dir string) string {
+	lines, _, err := transcript.ReadFile(filepath.Join(dir, "transcript.jsonl"))
+	if err != nil {
+		return ""
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i].Event != transcript.EventAssistant {
+			continue
+		}
+		ev, _ := lines[i].Decode()
+		a, ok := ev.(transcript.Assistant)
+		if !ok {
+			continue
+		}
+		for _, c := range a.ToolCalls {
+			if c.Name != "finish" {
+				continue
+			}
+			var args struct {
+				Summary string `json:"summary"`
+			}
+			if json.Unmarshal([]byte(c.Arguments), &args) == nil {
+				return args.Summary
+			}
+		}
+		return ""
+	}
+	return ""
 }
 
 func risks(rs []runs.Risk) []string {
