@@ -309,6 +309,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 
 	r.mark("lane")
 	start := r.startRecord(p, slug, lane)
+	start["base_branch"] = p.baseBranch(ctx)
 	if err := transcript.WriteRecord(runDir, start); err != nil {
 		rollback()
 		return nil, refuse("", "write run.json: %v", err)

@@ -8,6 +8,7 @@ import (
 
 	workerimage "github.com/dirtywork/dirtywork/docker"
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/engine/runs"
 )
 
 // newRunsCmd is `dirtywork runs`: the review loop after a run, every verb
@@ -25,7 +26,7 @@ func newRunsCmd(io *streams) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newRunsListCmd(io), newRunsShowCmd(io), newRunsExportCmd(io), newRunsVerdictCmd(io),
-		newRunsAcceptCmd(io), newRunsMergeCmd(io), newRunsCleanCmd(io))
+		newRunsAcceptCmd(io), newRunsMergeCmd(io), newRunsCleanCmd(io), newRunsSnapshotCmd(io), newRunsReconcileCmd(io))
 	return cmd
 }
 
@@ -50,8 +51,11 @@ anything was done.`,
 			if opts.MaxPatchMB < 1 || opts.MaxWorktreeMB < 1 || opts.MaxWorktreeFiles < 1 {
 				return usageErrorf("--max-patch-mb, --max-worktree-mb and --max-worktree-files must be at least 1")
 			}
-			opts.DefaultImage = workerimage.DefaultImage(Version())
-			res, err := engine.ExportRun(c.Context(), args[0], opts)
+			store, err := runs.OpenDefault(runs.WithDefaultImage(workerimage.DefaultImage(Version())))
+			if err != nil {
+				return runsError(err)
+			}
+			res, err := store.Export(c.Context(), args[0], opts)
 			var pe *engine.PreflightError
 			switch {
 			case errors.As(err, &pe):

@@ -290,7 +290,7 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 	}
 	ahead := 0
 	if l.tip != "" {
-		if ahead, err = c.s.git.CommitsBeyond(ctx, repo.Root, rec.BaseCommit, l.tip); err != nil {
+		if ahead, err = c.s.git.UnmergedCommits(ctx, repo.Root, rec.Branch, l.tip); err != nil {
 			c.act("skip-worktree", "%s: cannot count its commits beyond the base: %v", rec.Worktree, err)
 			return false
 		}
@@ -300,7 +300,7 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 		return false
 	}
 	if !c.opts.Force && ahead > 0 {
-		c.act("skip-worktree", "%s: branch %s has %d commits beyond its base (merge it, or --force to park them under %s)", rec.Worktree, rec.Branch, ahead, ParkedRef(c.run.Slug))
+		c.act("skip-worktree", "%s: branch %s has %d commits beyond its base merged nowhere (merge it, or --force to park them under %s)", rec.Worktree, rec.Branch, ahead, ParkedRef(c.run.Slug))
 		return false
 	}
 	if dirty || ahead > 0 {
@@ -358,7 +358,7 @@ func (c *cleaner) worktreeGone(ctx context.Context, repo gitops.Repo) bool {
 			}
 		}
 	}
-	if ahead, err := c.s.git.CommitsBeyond(ctx, repo.Root, rec.BaseCommit, tip); err != nil || ahead > 0 {
+	if ahead, err := c.s.git.UnmergedCommits(ctx, repo.Root, rec.Branch, tip); err != nil || ahead > 0 {
 		if !c.parkWork(ctx, repo.Root, tip) {
 			return true
 		}

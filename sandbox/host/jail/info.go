@@ -87,6 +87,9 @@ type LandlockInfo struct {
 type LimitsInfo struct {
 	Pids   Limit `json:"pids"`
 	Memory Limit `json:"memory"`
+	// Reason says why no cgroup could be had, when the mechanism is
+	// "rlimit".
+	Reason string `json:"reason,omitempty"`
 }
 
 // Limit is one limit.

@@ -21,7 +21,7 @@ func MaybeRun() {
 func Start(context.Context, Config) (*Jail, error) { return nil, ErrUnsupported }
 
 // Probe reports that no layer can be had here.
-func Probe(context.Context) Report {
+func Probe(context.Context, ...string) Report {
 	return Report{Layers: []LayerStatus{{
 		Name: LayerUserNS, Essential: true,
 		Problem: ErrUnsupported.Error(), Fix: "use the docker sandbox",

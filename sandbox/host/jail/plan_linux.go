@@ -1,0 +1,158 @@
+package jail
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxFDs bounds the mount descriptors passed to the child (SCM_RIGHTS
+// takes at most 253 in one message).
+const maxFDs = 200
+
+// systemDirs are bound read-only: what toolchains need of the host.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// etcSecrets are covered in the jail's /etc: password hashes, sudo rules,
+// host keys, stored credentials. etcSecretGlobs are patterns of more.
+var (
+	etcSecrets = []string{
+		"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+		"/etc/sudoers", "/etc/sudoers.d", "/etc/security/opasswd",
+		"/etc/ssl/private", "/etc/pki/tls/private", "/etc/krb5.keytab",
+		"/etc/NetworkManager/system-connections", "/etc/wireguard", "/etc/openvpn",
+		"/etc/ipsec.secrets", "/etc/ipsec.d/private", "/etc/ppp/chap-secrets", "/etc/ppp/pap-secrets",
+		"/etc/docker/key.json", "/etc/docker/certs.d", "/etc/containerd/certs.d",
+		"/etc/letsencrypt", "/etc/credstore", "/etc/credstore.encrypted",
+		"/etc/libvirt/secrets", "/etc/cups/ssl", "/etc/ldap.secret", "/etc/pam_ldap.secret",
+	}
+	etcSecretGlobs = []string{"/etc/ssh/ssh_host_*"}
+)
+
+// planRoot computes the entries that build the jail's root from cfg,
+// resolving every host path here, in the parent: the child sees only the
+// result. ro lists what is bound read-only, for Info.
+func planRoot(cfg Config) (entries []entry, ro []string, err error) {
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			continue
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			// Merged /usr: /bin -> usr/bin stays a link, to the bound /usr.
+			link, err := os.Readlink(d)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read the link %s: %w", d, err)
+			}
+			entries = append(entries, entry{Kind: entrySymlink, Target: d, Link: link, FD: -1})
+		case fi.IsDir():
+			entries = append(entries, entry{Kind: entryBind, Target: d, Source: d, Dir: true, ReadOnly: true, Recursive: true, FD: -1})
+			ro = append(ro, d)
+		}
+	}
+	secrets := append([]string(nil), etcSecrets...)
+	for _, g := range etcSecretGlobs {
+		m, _ := filepath.Glob(g) // the patterns are valid
+		secrets = append(secrets, m...)
+	}
+	for _, p := range secrets {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			continue // absent; a link's target is either outside /etc or covered itself
+		}
+		entries = append(entries, entry{Kind: entryMask, Target: p, Dir: fi.IsDir(), FD: -1})
+	}
+	if cfg.AllowNetwork {
+		// Name resolution: a resolv.conf that links out of /etc (to
+		// systemd-resolved's under /run) is bound at its target.
+		if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !underAny(target, systemDirs) {
+			entries = append(entries, entry{Kind: entryBind, Target: target, Source: target, ReadOnly: true, FD: -1})
+		}
+	}
+	for _, p := range cfg.ReadOnlyPaths {
+		if !filepath.IsAbs(p) {
+			return nil, nil, fmt.Errorf("read-only path %q is not absolute", p)
+		}
+		p = filepath.Clean(p)
+		src, err := filepath.EvalSymlinks(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("resolve read-only path %s: %w", p, err)
+		}
+		if underAny(p, systemDirs) && p == src {
+			continue // visible already, through its system directory
+		}
+		fi, err := os.Stat(src)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read-only path %s: %w", p, err)
+		}
+		entries = append(entries, entry{Kind: entryBind, Target: p, Source: src, Dir: fi.IsDir(), ReadOnly: true, Recursive: true, IDMap: true, FD: -1})
+		ro = append(ro, p)
+	}
+	for _, m := range cfg.Mounts {
+		e, err := planMount(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		entries = append(entries, e)
+	}
+	binds := 0
+	for _, e := range entries {
+		if e.Kind == entryBind {
+			binds++
+		}
+	}
+	if binds > maxFDs {
+		return nil, nil, fmt.Errorf("%d binds is more than the %d a jail takes", binds, maxFDs)
+	}
+	return entries, ro, nil
+}
+
+// planMount checks one configured mount and resolves its source.
+func planMount(m Mount) (entry, error) {
+	if !filepath.IsAbs(m.Target) || filepath.Clean(m.Target) == "/" {
+		return entry{}, fmt.Errorf("mount target %q is not an absolute path below /", m.Target)
+	}
+	if m.Source == "" {
+		return entry{}, fmt.Errorf("mount at %s has no source", m.Target)
+	}
+	src, err := filepath.EvalSymlinks(m.Source)
+	if err != nil {
+		return entry{}, fmt.Errorf("mount source %s: %w", m.Source, err)
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return entry{}, fmt.Errorf("mount source %s: %w", m.Source, err)
+	}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return entry{}, fmt.Errorf("mount source %s is neither a file nor a directory", m.Source)
+	}
+	return entry{
+		Kind: entryBind, Target: filepath.Clean(m.Target), Source: src, Dir: fi.IsDir(),
+		// A read-only bind takes the mounts beneath along, read-only too; a
+		// writable one does not, so nothing mounted inside a worktree
+		// becomes writable with it.
+		ReadOnly: m.ReadOnly, Recursive: m.ReadOnly, IDMap: true, FD: -1,
+	}, nil
+}
+
+// under reports whether p is dir or inside it.
+func under(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// underAny reports whether p is one of dirs or inside one.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if under(p, d) {
+			return true
+		}
+	}
+	return false
+}

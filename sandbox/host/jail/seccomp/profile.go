@@ -1,0 +1,224 @@
+// Package seccomp is the jail's third layer: a seccomp filter that refuses
+// the system calls a worker has no business making, whatever the
+// namespaces, the mounts and Landlock already stop.
+//
+// # Why these calls
+//
+// The filter starts from what an attacker inside the jail would try, class
+// by class, and refuses each class outright even where the jail's other
+// layers (no capabilities, a user namespace, read-only binds) already make
+// the call fail: a kernel bug in one layer then still meets another.
+//
+//   - Foreign system call ABIs: a 64-bit process can make 32-bit calls
+//     (int 0x80 on x86-64) or x32 calls, which have numbers of their own
+//     and would slip past a filter keyed on the native numbers. A call of
+//     a foreign architecture kills the process; an x32 call gets ENOSYS.
+//   - Calls newer than this profile (numbers above the highest one
+//     reviewed) get ENOSYS, which programs treat as an old kernel: a
+//     kernel upgrade cannot add an unreviewed call to the jail.
+//   - Devices: mknod and mknodat of character and block devices (a block
+//     device node for the disk behind a writable mount, then raw writes).
+//     FIFOs, sockets and regular files stay allowed.
+//   - Raw packet access: socket and socketpair only for AF_UNIX, AF_INET,
+//     AF_INET6 and AF_NETLINK (everything else, AF_PACKET and AF_VSOCK,
+//     which reaches a hypervisor host whatever the network namespace, gets
+//     EAFNOSUPPORT), and no SOCK_RAW or SOCK_PACKET for the inet families
+//     (sniffing another run's traffic on a shared loopback).
+//   - Kernel attack surface with no use in a build: bpf, perf_event_open,
+//     userfaultfd (the classic race-widening primitive), io_uring (its
+//     operations are performed without system calls and so bypass this
+//     filter), the keyring (keyctl, add_key, request_key), kernel modules
+//     and kexec.
+//   - Changing the jail: every mount-family call (mount, umount2,
+//     pivot_root, move_mount, open_tree, open_tree_attr, fsopen, fsmount,
+//     fsconfig, fspick, mount_setattr), new namespaces and joining others
+//     (unshare, setns, and clone with any CLONE_NEW* flag; clone3 passes
+//     its flags in memory a filter cannot read, so it gets ENOSYS and libc
+//     falls back to clone), chroot, and handle-based opens that bypass
+//     path checks (open_by_handle_at, the "shocker" escape).
+//   - The host's state: sethostname and setdomainname, the clocks
+//     (settimeofday, clock_settime, clock_adjtime, adjtimex), swap,
+//     reboot, acct, quotas, the kernel log (syslog), I/O ports (iopl,
+//     ioperm), fanotify, and obsolete calls (uselib, nfsservctl, sysfs,
+//     ustat, _sysctl, lookup_dcookie, vhangup).
+//   - Terminal injection: the TIOCSTI, TIOCLINUX and TIOCSETD ioctls
+//     (pushing input into a terminal, or changing its line discipline, a
+//     history of kernel bugs).
+//
+// Comparisons on int arguments look at the low 32 bits only, as the kernel
+// does: a caller cannot dodge a rule by setting the high bits.
+//
+// The program is assembled here, from go-seccomp-bpf's system call tables:
+// its own assembler leaves an argument in the accumulator after a
+// condition, so the rules after a conditional one compare the system call
+// number against that argument (an AF_PACKET socket got through a socket
+// rule followed by a catch-all that way).
+//
+// Left allowed, on purpose: ptrace and process_vm_* (debuggers; the tool
+// server is non-dumpable, and the PID namespace holds nothing else of
+// value), memfd_create, landlock_* and seccomp (a program may confine
+// itself further), name_to_handle_at, personality.
+package seccomp
+
+import (
+	"fmt"
+
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/sys/unix"
+)
+
+// ProfileName names this filter in run_start.sandbox. It changes whenever
+// what the filter refuses changes.
+const ProfileName = "dirtywork-jail-1"
+
+// maxReviewed is the highest system call number this profile was reviewed
+// against (rseq_slice_yield on x86-64 and arm64, Linux 6.18); higher ones
+// get ENOSYS.
+const maxReviewed = 471
+
+// refused are the calls refused with EPERM, whatever their arguments.
+var refused = []string{
+	// Mounts and namespaces: the jail's setup is done.
+	"mount", "umount2", "pivot_root", "move_mount", "open_tree", "open_tree_attr",
+	"fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
+	"unshare", "setns", "chroot",
+	// Kernel attack surface.
+	"bpf", "perf_event_open", "userfaultfd",
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"keyctl", "add_key", "request_key",
+	"init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+	"open_by_handle_at", "fanotify_init",
+	// The host's state.
+	"sethostname", "setdomainname",
+	"settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+	"swapon", "swapoff", "reboot", "acct", "quotactl", "quotactl_fd", "syslog",
+	// Obsolete or hardware calls.
+	"uselib", "nfsservctl", "sysfs", "ustat", "_sysctl", "lookup_dcookie", "vhangup",
+	// x86 only: I/O ports.
+	"iopl", "ioperm",
+}
+
+// namespaceFlags are clone's flags that make a new namespace.
+const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
+
+// allowedFamilies are the socket families a worker may use.
+var allowedFamilies = []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
+
+// refusedIoctls are terminal requests refused with EPERM.
+var refusedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX, unix.TIOCSETD}
+
+// deviceBit: S_IFCHR is 0020000 and S_IFBLK 0060000; bit 13 is set in
+// both and in no other file type mknod accepts (S_IFIFO, S_IFSOCK,
+// S_IFREG).
+const deviceBit = 0o020000
+
+// Return values.
+var (
+	retAllow = uint32(unix.SECCOMP_RET_ALLOW)
+	retEPERM = errnoRet(unix.EPERM)
+	retNOSYS = errnoRet(unix.ENOSYS)
+	retNOAF  = errnoRet(unix.EAFNOSUPPORT)
+	retKill  = uint32(unix.SECCOMP_RET_KILL_PROCESS)
+)
+
+func errnoRet(e unix.Errno) uint32 { return unix.SECCOMP_RET_ERRNO | uint32(e)&unix.SECCOMP_RET_DATA }
+
+// cond tests the low 32 bits of an argument: with set, any bit of mask is
+// set; without, none is.
+type cond struct {
+	arg  int
+	mask uint32
+	set  bool
+}
+
+// allOf is a conjunction of conditions; an empty one always holds.
+type allOf []cond
+
+// rule gives calls to syscall name the return ret when any of when holds
+// (always, when when is empty).
+type rule struct {
+	name string
+	when []allOf
+	ret  uint32
+}
+
+// low32Equal holds when the low 32 bits of arg equal v: every bit of v is
+// set and none of the others.
+func low32Equal(arg int, v uint32) allOf {
+	var c allOf
+	for bit := range 32 {
+		if m := uint32(1) << bit; v&m != 0 {
+			c = append(c, cond{arg: arg, mask: m, set: true})
+		}
+	}
+	return append(c, cond{arg: arg, mask: ^v, set: false})
+}
+
+// and joins conjunctions.
+func and(cs ...allOf) allOf {
+	var out allOf
+	for _, c := range cs {
+		out = append(out, c...)
+	}
+	return out
+}
+
+// bits holds when any bit of mask is set in arg.
+func bits(arg int, mask uint32) allOf { return allOf{{arg: arg, mask: mask, set: true}} }
+
+// rules is the profile, tried in order: the first rule whose call and
+// condition match decides; a call no rule matches is allowed.
+func rules() []rule {
+	var rs []rule
+	for _, n := range refused {
+		rs = append(rs, rule{name: n, ret: retEPERM})
+	}
+	rs = append(rs,
+		rule{name: "clone3", ret: retNOSYS},
+		rule{name: "clone", when: []allOf{bits(0, namespaceFlags)}, ret: retEPERM},
+		rule{name: "mknod", when: []allOf{bits(1, deviceBit)}, ret: retEPERM},
+		rule{name: "mknodat", when: []allOf{bits(2, deviceBit)}, ret: retEPERM},
+	)
+	// Raw and packet sockets of the inet families: SOCK_RAW is 3 (bits 0
+	// and 1 of the type), SOCK_PACKET 10 (bit 3, which no valid inet type
+	// has). The type's higher bits carry SOCK_NONBLOCK and SOCK_CLOEXEC.
+	var raw []allOf
+	for _, family := range []uint32{unix.AF_INET, unix.AF_INET6} {
+		fam := low32Equal(0, family)
+		raw = append(raw, and(fam, bits(1, 1), bits(1, 2)), and(fam, bits(1, 8)))
+	}
+	rs = append(rs, rule{name: "socket", when: raw, ret: retEPERM})
+	var families []allOf
+	for _, f := range allowedFamilies {
+		families = append(families, low32Equal(0, f))
+	}
+	rs = append(rs,
+		rule{name: "socket", when: families, ret: retAllow},
+		rule{name: "socket", ret: retNOAF},
+		rule{name: "socketpair", when: []allOf{low32Equal(0, unix.AF_UNIX)}, ret: retAllow},
+		rule{name: "socketpair", ret: retNOAF},
+	)
+	var ioctls []allOf
+	for _, req := range refusedIoctls {
+		ioctls = append(ioctls, low32Equal(1, req))
+	}
+	rs = append(rs, rule{name: "ioctl", when: ioctls, ret: retEPERM})
+	return rs
+}
+
+// Describe lists what the profile refuses, for messages and docs.
+func Describe() string {
+	return fmt.Sprintf("%s: refuses device mknod, raw/packet and non-inet/unix/netlink sockets, bpf, perf_event_open, "+
+		"userfaultfd, io_uring, keyrings, modules, kexec, every mount call, new namespaces, setns, terminal injection, "+
+		"host clock/hostname/swap/reboot, foreign ABIs and calls above %d", ProfileName, maxReviewed)
+}
+
+// syscallNumbers is the name table of goarch.
+func syscallNumbers(goarch string) (map[string]int, error) {
+	info, err := arch.GetInfo(goarch)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp profile %s: %w", ProfileName, err)
+	}
+	return info.SyscallNames, nil
+}
