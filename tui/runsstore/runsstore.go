@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dirtywork/dirtywork/engine/runs"
@@ -311,27 +310,9 @@ func skips(res *runs.CleanResult) error {
 	return errors.New(strings.Join(lines, "\n"))
 }
 
-// Stop implements backend.Store: SIGINT to the run's process, its own
-// graceful interrupt (it ends interrupted, keeping its evidence). The pid
-// is used only while the run holds its liveness lock, so a reused pid is
-// never signalled.
-func (s *Store) Stop(_ context.Context, slug string) error {
-	run, err := s.S.Get(slug)
-	if err != nil {
-		return err
-	}
-	if !run.Alive {
-		return fmt.Errorf("'%s' is not running", slug)
-	}
-	pid := run.Record.HostPID
-	if pid == nil || *pid <= 1 {
-		return fmt.Errorf("'%s' records no process id", slug)
-	}
-	if err := syscall.Kill(int(*pid), syscall.SIGINT); err != nil {
-		return fmt.Errorf("stop '%s' (pid %d): %w", slug, *pid, err)
-	}
-	return nil
-}
+// Stop implements backend.Store: the store's Stop (SIGINT to a run whose
+// liveness lock is held; it ends interrupted, keeping its evidence).
+func (s *Store) Stop(_ context.Context, slug string) error { return s.S.Stop(slug) }
 
 func short(sha string) string {
 	if len(sha) > 12 {
