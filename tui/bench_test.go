@@ -18,8 +18,10 @@ import (
 func BenchmarkFirstFrame10k(b *testing.B) {
 	runs := make([]backend.Run, 10000)
 	for i := range runs {
-		runs[i] = backend.Run{Slug: fmt.Sprintf("run-%05d", i), Repo: "/src/repo", Task: "a task of some words", Model: "m",
-			Status: backend.StatusCompleted, Started: t0.Add(-time.Duration(i) * time.Minute), Ended: t0, Turns: 9}
+		runs[i] = backend.Run{
+			Slug: fmt.Sprintf("run-%05d", i), Repo: "/src/repo", Task: "a task of some words", Model: "m",
+			Status: backend.StatusCompleted, Started: t0.Add(-time.Duration(i) * time.Minute), Ended: t0, Turns: 9,
+		}
 		if i%4 == 0 {
 			runs[i].Verdict = "accept"
 		}

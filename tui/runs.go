@@ -25,6 +25,46 @@ type runsLoadedMsg struct {
 	took time.Duration
 }
 
+// runsPreviewMsg carries the most recently active runs, read before the
+// whole root so the first frame has them.
+type runsPreviewMsg struct {
+	runs  []backend.Run
+	total int
+	err   error
+}
+
+// previewRuns is how many runs the first frame reads ahead of the rest.
+const previewRuns = 200
+
+func (m Model) previewCmd() tea.Cmd {
+	p, ok := m.opts.Store.(backend.Previewer)
+	if !ok {
+		return nil
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		runs, total, err := p.Recent(ctx, previewRuns)
+		return runsPreviewMsg{runs: runs, total: total, err: err}
+	}
+}
+
+// handlePreview shows the recent runs until the whole listing arrives.
+func (m Model) handlePreview(msg runsPreviewMsg) (Model, tea.Cmd) {
+	if m.loaded || msg.err != nil {
+		return m, nil
+	}
+	for _, r := range msg.runs {
+		if m.runs[r.Slug] == nil {
+			m.runs[r.Slug] = &entry{run: r}
+		}
+	}
+	m.previewTotal = msg.total
+	m.listDirty = true
+	m.refreshList()
+	return m, nil
+}
+
 // watchStartedMsg says whether the runs root watch is in place.
 type watchStartedMsg struct{ err error }
 
@@ -101,6 +141,7 @@ func launchCmd(l backend.Launcher, id int, spec backend.LaunchSpec) tea.Cmd {
 // handleLoaded takes the first listing.
 func (m Model) handleLoaded(msg runsLoadedMsg) (Model, tea.Cmd) {
 	m.loaded = true
+	m.previewTotal = 0
 	if msg.err != nil {
 		m.loadErr = msg.err.Error()
 		m.setStatus("cannot list the runs: "+termsafe.Line(msg.err.Error()), true)

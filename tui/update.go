@@ -42,6 +42,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		m.now = time.Time(msg)
 		return m, m.tickCmd()
+	case runsPreviewMsg:
+		return m.handlePreview(msg)
 	case runsLoadedMsg:
 		return m.handleLoaded(msg)
 	case watchStartedMsg:

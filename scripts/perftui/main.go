@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,6 +53,12 @@ func main() {
 	check(err)
 	defer func() { _ = os.RemoveAll(tmp) }()
 	fmt.Printf("machine: %d CPUs, %s\n\n", runtime.NumCPU(), runtime.Version())
+	if p := os.Getenv("PERFTUI_CPUPROFILE"); p != "" {
+		f, err := os.Create(p)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	firstFrame(filepath.Join(tmp, "many"), *nRuns)
 	liveLoad(filepath.Join(tmp, "live"), *rate, time.Duration(*secs)*time.Second)
 	memory(filepath.Join(tmp, "mem"), *nEvents)
@@ -99,15 +106,19 @@ func makeRun(root, slug string, i int, running bool) string {
 	return dir
 }
 
-// drive runs a model's Init commands once (no program) and applies what
-// they return that finishes at once.
-func drive(m tea.Model) tea.Model {
+// drive runs a model's Init commands once, in order (no program), and
+// applies what they return; after each message it calls after, if set.
+func drive(m tea.Model, after ...func(tea.Model)) tea.Model {
 	var run func(cmd tea.Cmd)
 	run = func(cmd tea.Cmd) {
 		if cmd == nil {
 			return
 		}
+		t0 := time.Now()
 		msg := cmd()
+		if os.Getenv("PERFTUI_DEBUG") != "" {
+			fmt.Printf("    cmd %T took %s\n", msg, time.Since(t0))
+		}
 		if b, ok := msg.(tea.BatchMsg); ok {
 			for _, c := range b {
 				run(c)
@@ -116,6 +127,9 @@ func drive(m tea.Model) tea.Model {
 		}
 		if msg != nil {
 			m, _ = m.Update(msg)
+			for _, f := range after {
+				f(m)
+			}
 		}
 	}
 	run(m.Init())
@@ -125,9 +139,9 @@ func drive(m tea.Model) tea.Model {
 // nopFeed follows nothing.
 type nopFeed struct{}
 
-func (nopFeed) Follow(string, string) error      { return nil }
-func (nopFeed) Unfollow(string)                  {}
-func (nopFeed) Watch(<-chan []backend.Change)    {}
+func (nopFeed) Follow(string, string) error   { return nil }
+func (nopFeed) Unfollow(string)               {}
+func (nopFeed) Watch(<-chan []backend.Change) {}
 
 func firstFrame(dir string, n int) {
 	r := root(dir)
@@ -141,7 +155,12 @@ func firstFrame(dir string, n int) {
 	m, _ = m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
 	_ = m.(tui.Model).Render()
 	empty := time.Since(start)
-	m = drive(m)
+	var preview time.Duration
+	m = drive(m, func(m tea.Model) {
+		if preview == 0 && strings.Contains(m.(tui.Model).Render(), "most recent runs") {
+			preview = time.Since(start)
+		}
+	})
 	full := m.(tui.Model).Render()
 	total := time.Since(start)
 	listStart := time.Now()
@@ -151,7 +170,8 @@ func firstFrame(dir string, n int) {
 	fmt.Printf("first frame, %d runs in the root\n", n)
 	fmt.Printf("  (the store's List alone, again: %s for %d runs)\n", listTook.Round(time.Millisecond), len(rs))
 	fmt.Printf("  empty frame:                   %8s\n", empty.Round(time.Microsecond))
-	fmt.Printf("  frame listing every run:       %8s   (target < 300 ms)\n", total.Round(time.Millisecond))
+	fmt.Printf("  first frame with runs:         %8s   (target < 300 ms; the %d most recently active)\n", preview.Round(time.Millisecond), 200)
+	fmt.Printf("  frame listing every run:       %8s\n", total.Round(time.Millisecond))
 	if !strings.Contains(full, fmt.Sprintf("Runs %d", n)) {
 		fmt.Println("  the frame does not list them all")
 	}
@@ -314,8 +334,10 @@ func liveLoad(dir string, rate int, dur time.Duration) {
 					st.mu.Lock()
 					st.written[n] = time.Now()
 					st.mu.Unlock()
-					ev = transcript.ToolResult{Tool: "bash", Args: `{"command":"go test ./..."}`,
-						Result: fmt.Sprintf("seq=%d run %d ", n, i) + strings.Repeat("ok  \tpackage/path\t0.01s\n", 20)}
+					ev = transcript.ToolResult{
+						Tool: "bash", Args: `{"command":"go test ./..."}`,
+						Result: fmt.Sprintf("seq=%d run %d ", n, i) + strings.Repeat("ok  \tpackage/path\t0.01s\n", 20),
+					}
 				}
 				check(w.Write(ev))
 			}
@@ -389,8 +411,10 @@ func memory(dir string, n int) {
 			case 0:
 				ev = transcript.ModelRequest{Turn: k, EstPromptTokens: 12000}
 			case 1:
-				ev = transcript.Assistant{Text: "I will run the tests and then look at the failing one. " + strings.Repeat("Reasoning about the change. ", 8),
-					ToolCalls: []transcript.ToolCallRecord{{Name: "bash", Arguments: `{"command":"go test ./... 2>&1 | tail -40"}`}}}
+				ev = transcript.Assistant{
+					Text:      "I will run the tests and then look at the failing one. " + strings.Repeat("Reasoning about the change. ", 8),
+					ToolCalls: []transcript.ToolCallRecord{{Name: "bash", Arguments: `{"command":"go test ./... 2>&1 | tail -40"}`}},
+				}
 			default:
 				ev = transcript.ToolResult{Tool: "bash", Args: `{"command":"go test ./... 2>&1 | tail -40"}`, Result: strings.Repeat("--- FAIL: TestSomething (0.00s)\n    thing_test.go:12: got 1, want 2\n", 20)}
 			}

@@ -247,33 +247,36 @@ func (m Model) rowsHeight() int {
 // clampOffset keeps the cursor row on screen.
 func (m *Model) clampOffset() {
 	h := m.rowsHeight()
-	if h <= 0 {
+	if h <= 0 || len(m.visible) == 0 {
 		m.offset = 0
 		return
 	}
-	// Headings take lines too: walking back from the cursor, find the
-	// first row that still fits with it.
 	if m.cursor < m.offset {
 		m.offset = m.cursor
 	}
-	for m.offset < m.cursor && m.linesBetween(m.offset, m.cursor) > h {
-		m.offset++
+	// Walk back from the cursor to the first row that still fits with it
+	// (headings take lines too): never more than a screen of rows, however
+	// long the list.
+	lowest := m.cursor
+	lines := 2 // the cursor row and its heading, at worst
+	for lowest > m.offset {
+		add := 1
+		if m.phaseAt(lowest) != m.phaseAt(lowest-1) {
+			add++ // lowest starts a group: its heading
+		}
+		if lines+add > h {
+			break
+		}
+		lines += add
+		lowest--
 	}
-	m.offset = max(0, min(m.offset, max(0, len(m.visible)-1)))
+	if m.offset < lowest {
+		m.offset = lowest
+	}
+	m.offset = max(0, min(m.offset, len(m.visible)-1))
 }
 
-// linesBetween is how many lines rows from..to (inclusive) take with
-// their group headings.
-func (m Model) linesBetween(from, to int) int {
-	n := 0
-	for i := from; i <= to && i < len(m.visible); i++ {
-		if i == from || m.items[m.visible[i]].Phase() != m.items[m.visible[i-1]].Phase() {
-			n++
-		}
-		n++
-	}
-	return n
-}
+func (m Model) phaseAt(i int) backend.Phase { return m.items[m.visible[i]].Phase() }
 
 // View draws the list at its size.
 func (m Model) View(now time.Time) string {

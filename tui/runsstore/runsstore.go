@@ -6,11 +6,15 @@
 package runsstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,6 +76,48 @@ func parseTime(s string) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// Recent implements backend.Previewer: the n run dirs changed last (a
+// run's dir changes whenever its run.json is rewritten), through the
+// store's Get.
+func (s *Store) Recent(ctx context.Context, n int) ([]backend.Run, int, error) {
+	root := s.S.Root()
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	type dir struct {
+		name string
+		mod  int64
+	}
+	dirs := make([]dir, 0, len(ents))
+	for _, e := range ents {
+		if !e.IsDir() || transcript.ValidSlug(e.Name()) != nil {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		dirs = append(dirs, dir{e.Name(), info.ModTime().UnixNano()})
+	}
+	slices.SortFunc(dirs, func(a, b dir) int { return cmp.Compare(b.mod, a.mod) })
+	out := make([]backend.Run, 0, min(n, len(dirs)))
+	for _, d := range dirs[:min(n, len(dirs))] {
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		r, err := s.S.Get(d.name)
+		if err != nil && r == nil {
+			continue // gone, or holding no run.json
+		}
+		out = append(out, Convert(r))
+	}
+	return out, len(dirs), nil
 }
 
 // List implements backend.Store.
@@ -321,4 +367,7 @@ func short(sha string) string {
 	return sha
 }
 
-var _ backend.Store = (*Store)(nil)
+var (
+	_ backend.Store     = (*Store)(nil)
+	_ backend.Previewer = (*Store)(nil)
+)

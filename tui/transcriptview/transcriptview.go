@@ -62,8 +62,10 @@ func New(s *theme.Styles, k *keys.Transcript, slug, path string, state *live.Sta
 	ti.Prompt = "/"
 	ti.Placeholder = "search the transcript"
 	ti.SetStyles(s.Input)
-	m := Model{styles: s, keys: k, slug: slug, path: path, state: state, follow: true, search: ti,
-		whole: map[int]live.Entry{}, asked: map[int]bool{}}
+	m := Model{
+		styles: s, keys: k, slug: slug, path: path, state: state, follow: true, search: ti,
+		whole: map[int]live.Entry{}, asked: map[int]bool{},
+	}
 	m.Sync()
 	return m
 }
