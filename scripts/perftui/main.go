@@ -186,16 +186,14 @@ type probe struct {
 }
 
 type probeState struct {
-	mu        sync.Mutex
-	written   map[int]time.Time // seq -> when the writer wrote it
-	applied   []int             // seqs applied, not yet drawn
-	eventLat  []time.Duration
-	keySent   map[int]time.Time
-	keyQueue  []int
-	keyLat    []time.Duration
-	keyN      int
-	frames    int
-	lastFrame time.Time
+	mu       sync.Mutex
+	written  map[int]time.Time // seq -> when the writer wrote it
+	applied  []int             // seqs applied, not yet drawn
+	eventLat []time.Duration
+	keySent  map[int]time.Time
+	keyQueue []int
+	keyLat   []time.Duration
+	frames   int
 }
 
 func (p probe) Init() tea.Cmd { return p.inner.Init() }
