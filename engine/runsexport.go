@@ -42,6 +42,10 @@ type ExportResult struct {
 // path without a daemon.
 var exportVolume = docker.ExportVolume
 
+// checkExportLane refuses a worktree holding anyone's work; a variable
+// for the same reason.
+var checkExportLane = docker.CheckExportLane
+
 // ExportRun exports the kept work volume of the docker run slug into its
 // lane, and records the result in its run.json. Whatever
 // refuses the export before it is tried is a *PreflightError (exit 2), in
@@ -91,6 +95,9 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	if _, err := gitops.New().Run(ctx, gitops.Call{Dir: repoRoot, Args: []string{"cat-file", "-e", base + "^{commit}"}}); err != nil {
 		return refuse("the base commit %s of '%s' cannot be read from %s: %v", base, slug, repoRoot, err)
 	}
+	if err := checkExportLane(ctx, repoRoot, base, worktree); err != nil {
+		return refuse("worktree of '%s' %s: %v (an export writes only into a worktree holding its .git file and at most the base tree)", slug, worktree, err)
+	}
 	image := str("image")
 	if image == "" {
 		image = opts.DefaultImage
@@ -130,7 +137,8 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 }
 
 // pristine says what is wrong with a worktree an export would write into
-// ("" when it holds only its .git file).
+// ("" when it is a readable directory; what it holds is checked against
+// the base tree later, checkExportLane).
 func pristine(worktree string) string {
 	if worktree == "" || !filepath.IsAbs(worktree) {
 		return "is not recorded"
@@ -147,12 +155,8 @@ func pristine(worktree string) string {
 		return fmt.Sprintf("%s cannot be read: %v", worktree, err)
 	}
 	defer func() { _ = d.Close() }() // read-only
-	names, err := d.Readdirnames(2)
-	if err != nil && !errors.Is(err, io.EOF) {
+	if _, err := d.Readdirnames(1); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Sprintf("%s cannot be read: %v", worktree, err)
-	}
-	if len(names) != 1 || names[0] != ".git" {
-		return worktree + " is not empty (an export writes only into a worktree holding nothing but its .git file)"
 	}
 	return ""
 }

@@ -81,6 +81,11 @@ func TestExportRunRefusals(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "not empty"},
+		{"base file changed", nil, func(t *testing.T, f *exportFixture) {
+			if err := os.WriteFile(filepath.Join(f.worktree, "a.txt"), []byte("edited\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "'a.txt' is not the base tree's"},
 		{"base unreadable", transcript.Record{"base_commit": strings.Repeat("1", 40)}, nil, "cannot be read from"},
 		{"still running", nil, func(t *testing.T, f *exportFixture) {
 			lock, err := transcript.AcquireLiveness(f.dir)
@@ -174,4 +179,20 @@ func gitRun(t *testing.T, dir string, args ...string) string {
 		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 	return string(out)
+}
+
+// TestExportRunTakesABaseFilledLane: the lane of a run killed after (or
+// while) its baseline filled it holds the base tree, which is nobody's
+// work: the export is tried.
+func TestExportRunTakesABaseFilledLane(t *testing.T) {
+	f := newExportFixture(t, nil, sandbox.Finalization{ExportStatus: "ok"}, nil)
+	if err := os.WriteFile(filepath.Join(f.worktree, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ExportRun(t.Context(), f.slug, ExportOptions{}); err != nil {
+		t.Fatalf("ExportRun: %v", err)
+	}
+	if len(f.calls) != 1 {
+		t.Fatalf("the export was tried %d times", len(f.calls))
+	}
 }

@@ -259,7 +259,13 @@ type Artifacts struct {
 	WorktreeFiles         int64    `json:"worktree_files"`
 	EscapingSymlinks      []string `json:"escaping_symlinks"`
 	DroppedGitEntries     []string `json:"dropped_git_entries"`
-	ExportStatus          string   `json:"export_status"` // "n/a" in host mode
+	// SkippedSpecialEntries are the FIFOs, sockets and devices the export
+	// left out (at most 1000).
+	SkippedSpecialEntries []string `json:"skipped_special_entries"`
+	// UnexportedEntries are the files and links the export could not
+	// bring back (paths past the daemon's PATH_MAX; at most 1000).
+	UnexportedEntries []string `json:"unexported_entries"`
+	ExportStatus      string   `json:"export_status"` // "n/a" in host mode
 	// WatchdogViolation and WatchdogViolationKind are set by a backend
 	// whose watchdog stopped the run (docker).
 	WatchdogViolation     *string `json:"watchdog_violation"`
@@ -274,7 +280,9 @@ func (a *Artifacts) RecordFields() Record {
 		"diff_stat": a.DiffStat, "export_status": a.ExportStatus, "patch_path": a.PatchPath,
 		"worktree_bytes": a.WorktreeBytes, "worktree_files": a.WorktreeFiles,
 		"escaping_symlinks": nonNilStrings(a.EscapingSymlinks), "dropped_git_entries": nonNilStrings(a.DroppedGitEntries),
-		"files_changed": nonNilStrings(a.FilesChanged), "files_changed_truncated": a.FilesChangedTruncated,
+		"skipped_special_entries": nonNilStrings(a.SkippedSpecialEntries),
+		"unexported_entries":      nonNilStrings(a.UnexportedEntries),
+		"files_changed":           nonNilStrings(a.FilesChanged), "files_changed_truncated": a.FilesChangedTruncated,
 	}
 }
 
@@ -311,6 +319,8 @@ func (e RunEnd) normalized() Event {
 		a.FilesChanged = nonNilStrings(a.FilesChanged)
 		a.EscapingSymlinks = nonNilStrings(a.EscapingSymlinks)
 		a.DroppedGitEntries = nonNilStrings(a.DroppedGitEntries)
+		a.SkippedSpecialEntries = nonNilStrings(a.SkippedSpecialEntries)
+		a.UnexportedEntries = nonNilStrings(a.UnexportedEntries)
 		e.Artifacts = &a
 	}
 	if e.Setup != nil {

@@ -50,7 +50,7 @@ var runEndKeys = []string{
 var artifactKeys = []string{
 	"diff_stat", "untracked", "files_changed", "files_changed_truncated", "patch_path",
 	"worktree_bytes", "worktree_files", "escaping_symlinks", "dropped_git_entries",
-	"export_status", "watchdog_violation", "watchdog_violation_kind",
+	"skipped_special_entries", "unexported_entries", "export_status", "watchdog_violation", "watchdog_violation_kind",
 }
 
 func TestRunStartKeys(t *testing.T) {

@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -134,4 +136,79 @@ func dirNames(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// TestRunsExportAfterSIGKILL: a docker run whose process is SIGKILLed in
+// the middle of a command leaves its volume and a lane holding the base
+// tree (its baseline filled it); `runs export` takes that lane and brings
+// every file of the worker's back.
+func TestRunsExportAfterSIGKILL(t *testing.T) {
+	requireDaemon(t)
+	bin := buildDirtywork(t)
+	d := newDockerRun(t, bin, func([]string) any {
+		return map[string]any{"turns": []any{
+			toolCall("bash", map[string]any{"command": "mkdir -p out/deep && for i in $(seq 1 50); do echo $i > out/f$i; done && echo deep > out/deep/x && rm README.md"}),
+			toolCall("write_file", map[string]any{"path": "notes.md", "content": "written by a tool\n"}),
+			toolCall("edit_file", map[string]any{"path": "src/app.py", "old_string": "return 1", "new_string": "return 2"}),
+			toolCall("bash", map[string]any{"command": "sleep 600"}),
+			map[string]any{"finish": "done"},
+		}}
+	})
+	d.removeLeftovers()
+	cmd := d.command(t.Context(), "work, then hang")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Mid-bash: the model asked for the sleep, and the command runs.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		slug := d.slug()
+		if slug != "" {
+			b, _ := os.ReadFile(filepath.Join(d.home, "runs", slug, transcript.TranscriptName))
+			if strings.Contains(string(b), "sleep 600") {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("the run never reached its last command")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	slug := d.slug()
+	runDir := filepath.Join(d.home, "runs", slug)
+	rec, err := transcript.ReadRecord(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worktree, _ := rec["worktree"].(string)
+	if b, err := os.ReadFile(filepath.Join(worktree, "README.md")); err != nil || string(b) != "# demo\n" {
+		t.Fatalf("the lane does not hold the base tree: README.md %q, %v", b, err)
+	}
+	c := exec.CommandContext(t.Context(), bin, "runs", "export", slug)
+	c.Env = append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost())
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("runs export: %v\n%s", err, out)
+	}
+	for name, want := range map[string]string{"out/f1": "1\n", "out/f50": "50\n", "out/deep/x": "deep\n", "notes.md": "written by a tool\n"} {
+		if b, err := os.ReadFile(filepath.Join(worktree, name)); err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", name, b, err, want)
+		}
+	}
+	if app, err := os.ReadFile(filepath.Join(worktree, "src", "app.py")); err != nil || !strings.Contains(string(app), "return 2") {
+		t.Errorf("app.py: %q %v", app, err)
+	}
+	if _, err := os.Lstat(filepath.Join(worktree, "README.md")); !os.IsNotExist(err) {
+		t.Errorf("README.md, which the worker removed, is back: %v", err)
+	}
+	rec, err = transcript.ReadRecord(runDir)
+	if err != nil || rec["export_status"] != "ok" {
+		t.Errorf("run.json after the export: %v, %v", rec["export_status"], err)
+	}
 }

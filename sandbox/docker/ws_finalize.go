@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/dirtywork/dirtywork/gitops"
@@ -34,11 +36,7 @@ const (
 // with a nil error, and the volume is kept; a watchdog violation is
 // reported, and never prevents the export.
 func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) {
-	fin := sandbox.Finalization{
-		FilesChanged:      []string{},
-		EscapingSymlinks:  []string{},
-		DroppedGitEntries: []string{},
-	}
+	fin := newFinalization()
 	// The tree must be whole before it is exported.
 	if err := w.waitReady(ctx); err != nil {
 		return fin, err
@@ -56,6 +54,12 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		// verdict while the server still runs (a breach is recorded as
 		// the violation reported below).
 		_, _ = w.settleBudget(ctx, s)
+		// The daemon reads the tree by full path, so it cannot export
+		// what lies past PATH_MAX; the server, which walks by directory,
+		// says what that is (a server gone or lying costs only this list).
+		if m, err := s.tb.Measure(ctx, sandbox.Limits{}); err == nil {
+			w.longPaths = m.LongPaths
+		}
 	}
 	if w.wd != nil {
 		w.wd.stop()
@@ -74,6 +78,18 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 	w.mu.Unlock()
 	return fin, nil
 }
+
+// newFinalization is a Finalization with every list empty, not null.
+func newFinalization() sandbox.Finalization {
+	return sandbox.Finalization{
+		FilesChanged: []string{}, EscapingSymlinks: []string{}, DroppedGitEntries: []string{}, SkippedSpecialEntries: []string{},
+		UnexportedEntries: []string{},
+	}
+}
+
+// QuarantineDir is where, under a run's dir, the export moves the
+// directories of the tree that git would take for a repository.
+const QuarantineDir = "quarantine"
 
 // exportWithStatus exports (see export) and sets fin.ExportStatus: "ok",
 // or "export_failed: <reason>". The error is only a cancelled context's.
@@ -124,7 +140,7 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	}()
 	var dropped []string
 	dlErr := w.cl.download(ctx, w.names.Container, workDir, func(r io.Reader) error {
-		return rebaseArchive(r, pw, &dropped)
+		return rebaseArchive(r, midExport(pw), &dropped)
 	})
 	if dlErr != nil {
 		_ = pw.CloseWithError(dlErr) // the extraction fails on a cut stream
@@ -138,6 +154,9 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	fin.WorktreeFiles, fin.WorktreeBytes = ex.sum.Members, ex.sum.Bytes
 	if ex.sum.EscapingSymlinks != nil {
 		fin.EscapingSymlinks = ex.sum.EscapingSymlinks
+	}
+	if ex.sum.SkippedSpecial != nil {
+		fin.SkippedSpecialEntries = ex.sum.SkippedSpecial
 	}
 	w.cfg.trace("extracted")
 	if err := ctx.Err(); err != nil {
@@ -156,6 +175,15 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	if synced {
 		paths = ex.synced.Changed
 	}
+	moved, reason := w.quarantine(ex.sum.Repositories, base, paths, synced)
+	if reason != "" {
+		return reason, nil
+	}
+	fin.DroppedGitEntries = append(fin.DroppedGitEntries, moved...)
+	fin.UnexportedEntries = unexported(w.longPaths, ex.sum.Files)
+	if synced {
+		paths = append(paths, basePathsUnder(base, moved)...)
+	}
 	if reason := w.diff(ctx, fin, base, paths); reason != "" {
 		return reason, nil
 	}
@@ -173,8 +201,10 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 // the lane holds it already (the baseline filled it: the export syncs).
 // Otherwise the export extracts the whole tree into a lane that must hold
 // only its .git file: one the baseline failed to fill is cleared of what
-// it wrote; any other lane is left as it is (Extract refuses it unless
-// pristine). reason is why neither could be had.
+// it wrote. Without a baseline (`runs export`) the lane is looked at: the
+// whole base tree (a run killed after the baseline) is synced into, a
+// part of it (killed during the baseline) cleared first; anything else
+// is someone's work and refused. reason is why none could be had.
 func (w *Workspace) exportBase(ctx context.Context) (base []export.BaseFile, synced bool, reason string) {
 	if w.baseline != nil {
 		var err error
@@ -191,6 +221,20 @@ func (w *Workspace) exportBase(ctx context.Context) (base []export.BaseFile, syn
 	if base == nil {
 		var err error
 		if base, err = baseTree(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit); err != nil {
+			return nil, false, err.Error()
+		}
+	}
+	if w.baseline != nil {
+		return base, false, ""
+	}
+	state, err := export.CheckLane(w.cfg.Worktree, base)
+	switch {
+	case err != nil:
+		return nil, false, err.Error()
+	case state == export.LaneBase:
+		return base, true, ""
+	case state == export.LanePartialBase:
+		if err := export.Clear(w.cfg.Worktree); err != nil {
 			return nil, false, err.Error()
 		}
 	}
@@ -234,4 +278,55 @@ func (w *Workspace) diff(ctx context.Context, fin *sandbox.Finalization, base []
 		fin.FilesChanged = []string{}
 	}
 	return ""
+}
+
+// quarantine moves the tree's repositories out of the lane into the run
+// dir; reason is why it could not. When the lane was synced from the
+// base, a repository the base itself holds and the worker left as it was
+// (no changed path at or under it) stays: it is the operator's own.
+func (w *Workspace) quarantine(repos []string, base []export.BaseFile, changed []string, synced bool) ([]string, string) {
+	if synced {
+		repos = slices.DeleteFunc(slices.Clone(repos), func(dir string) bool {
+			return !slices.ContainsFunc(changed, func(p string) bool { return p == dir || strings.HasPrefix(p, dir+"/") })
+		})
+	}
+	moved, err := export.Quarantine(w.cfg.Worktree, repos, filepath.Join(w.cfg.RunDir, QuarantineDir))
+	if err != nil {
+		return nil, err.Error()
+	}
+	return moved, ""
+}
+
+// basePathsUnder are base's paths at or under any of dirs: after those
+// were moved out, the diff must look at them.
+func basePathsUnder(base []export.BaseFile, dirs []string) []string {
+	var out []string
+	for _, f := range base {
+		for _, d := range dirs {
+			if f.Path == d || strings.HasPrefix(f.Path, d+"/") {
+				out = append(out, f.Path)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// unexported are the long paths the server listed that the export did not
+// bring back: the daemon could not read them.
+func unexported(long, exported []string) []string {
+	out := []string{}
+	if len(long) == 0 {
+		return out
+	}
+	got := map[string]bool{}
+	for _, p := range exported {
+		got[p] = true
+	}
+	for _, p := range long {
+		if !got[p] {
+			out = append(out, p)
+		}
+	}
+	return out
 }

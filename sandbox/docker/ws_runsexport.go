@@ -9,6 +9,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/export"
 )
 
 // ErrVolumeMissing is a run whose work volume no longer exists.
@@ -46,7 +47,7 @@ type VolumeExport struct {
 // error is for what stopped it from being tried: no daemon, no such
 // volume (ErrVolumeMissing), a volume of another run, a missing image.
 func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, error) {
-	fin := sandbox.Finalization{FilesChanged: []string{}, EscapingSymlinks: []string{}, DroppedGitEntries: []string{}}
+	fin := newFinalization()
 	names, err := namesFor(cfg.Slug)
 	if err != nil {
 		return fin, err
@@ -96,11 +97,30 @@ func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, 
 		return fin, err
 	}
 	if !cfg.KeepVolume {
+		// A run that was killed leaves its worker container (stopped,
+		// holding the volume) and its tools volume: the run is over, so
+		// they go, if they are this run's.
+		w.removeLeftoverWorker(cctx, cfg.Slug)
 		if err := cl.removeVolume(cctx, cfg.Volume); err != nil {
 			return fin, fmt.Errorf("exported, but the volume stays: %w", err)
 		}
 	}
 	return fin, nil
+}
+
+// removeLeftoverWorker removes the worker container and tools volume a
+// killed run left, each only when it carries the run's label.
+func (w *Workspace) removeLeftoverWorker(ctx context.Context, slug string) {
+	names, err := namesFor(slug)
+	if err != nil {
+		return
+	}
+	if info, err := w.cl.inspectContainer(ctx, names.Container); err == nil && info.Config != nil && info.Config.Labels[labelRun] == slug {
+		_ = w.cl.removeContainer(ctx, info.ID) // the volume's removal says if it stays in use
+	}
+	if labels, err := w.cl.volumeLabels(ctx, names.ToolsVolume); err == nil && labels[labelRun] == slug {
+		_ = w.cl.removeVolume(ctx, names.ToolsVolume)
+	}
 }
 
 // exportSpec is the export container: the worker's lockdown, never any
@@ -113,4 +133,17 @@ func exportSpec(n objectNames, imageID string, labels map[string]string, l limit
 	s.Config.OpenStdin, s.Config.StdinOnce, s.Config.AttachStdin = false, false, false
 	s.Host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: n.WorkVolume, Target: workDir, ReadOnly: true}}
 	return s
+}
+
+// CheckExportLane refuses a worktree ExportVolume would not write into:
+// one holding anything but its .git file and entries of the base tree
+// equal to base's (the baseline of a run killed later, or while it ran,
+// leaves those). The error names the first path that is someone's work.
+func CheckExportLane(ctx context.Context, repoRoot, baseCommit, worktree string) error {
+	base, err := baseTree(ctx, gitops.New(), repoRoot, baseCommit)
+	if err != nil {
+		return err
+	}
+	_, err = export.CheckLane(worktree, base)
+	return err
 }

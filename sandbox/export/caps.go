@@ -30,10 +30,22 @@ type Summary struct {
 	// order.
 	Files []string
 	// EscapingSymlinks are the names of the symlinks whose target is
-	// absolute or leads out of the tree from the link's directory, in
-	// archive order. They are created as they are and never followed.
+	// absolute or leads out of the tree, resolved through the archive's
+	// own links (a -> b -> /root escapes), in archive order. They are
+	// created as they are and never followed.
 	EscapingSymlinks []string
+	// SkippedSpecial are the FIFOs and devices left out (at most 1000
+	// names, SkippedSpecialTruncated telling when there were more).
+	SkippedSpecial          []string
+	SkippedSpecialTruncated bool
+	// Repositories are the directories git would take for a repository
+	// (see RepoSigns), outermost only, sorted. Extract and Sync write
+	// them like any other; the caller moves them out (Quarantine).
+	Repositories []string
 }
+
+// maxListed bounds the names a Summary lists of skipped entries.
+const maxListed = 1000
 
 // errStreamCap is what capReader returns once the stream went past the
 // cap; callers look at capReader.over rather than at the error, since

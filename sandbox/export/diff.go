@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // BlobMode is a git tree entry's mode.
@@ -152,11 +153,12 @@ func diffTree(ctx context.Context, root *os.Root, base []BaseFile, paths []strin
 	}
 	stat := make([]statEntry, 0, len(changes))
 	var buf bytes.Buffer
+	links := &linkCache{}
 	for _, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("diff exported tree: %w", err)
 		}
-		a, b, err := sides(root, c)
+		a, b, err := sides(root, c, links)
 		if err != nil {
 			return nil, err
 		}
@@ -254,18 +256,68 @@ func differ(root *os.Root, old *BaseFile, e *diskEntry) (bool, error) {
 	return !bytes.Equal(data, old.Blob), nil
 }
 
-// sides loads both sides of a change.
-func sides(root *os.Root, c change) (side, side, error) {
+// sides loads both sides of a change; a file with several hard links is
+// read and hashed once (links).
+func sides(root *os.Root, c change, links *linkCache) (side, side, error) {
 	var a, b side
 	if c.old != nil {
 		a = side{present: true, mode: c.old.Mode, data: c.old.Blob}
 	}
 	if c.new != nil {
+		if cached, ok := links.get(c.new); ok {
+			cached.mode = c.new.mode
+			return a, cached, nil
+		}
 		data, err := readContent(root, *c.new)
 		if err != nil {
 			return a, b, err
 		}
 		b = side{present: true, mode: c.new.mode, data: data}
+		links.put(c.new, &b)
 	}
 	return a, b, nil
+}
+
+// maxLinkCache bounds the bytes linkCache holds.
+const maxLinkCache = 512 << 20
+
+// linkCache holds the content and blob id of files with several hard
+// links, by inode: 500 names of one 100 MB file cost one read and one
+// hash, not 500.
+type linkCache struct {
+	byInode map[[2]uint64]side
+	bytes   int
+}
+
+func inodeOf(e *diskEntry) ([2]uint64, bool) {
+	if e.info == nil {
+		return [2]uint64{}, false
+	}
+	st, ok := e.info.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink < 2 {
+		return [2]uint64{}, false
+	}
+	return [2]uint64{uint64(st.Dev), st.Ino}, true //nolint:unconvert // Dev is uint64 on Linux, int32 on macOS
+}
+
+func (l *linkCache) get(e *diskEntry) (side, bool) {
+	key, ok := inodeOf(e)
+	if !ok || l.byInode == nil {
+		return side{}, false
+	}
+	s, ok := l.byInode[key]
+	return s, ok
+}
+
+func (l *linkCache) put(e *diskEntry, s *side) {
+	key, ok := inodeOf(e)
+	if !ok || len(s.data) > maxLinkCache {
+		return
+	}
+	if l.byInode == nil || l.bytes+len(s.data) > maxLinkCache {
+		l.byInode, l.bytes = map[[2]uint64]side{}, 0
+	}
+	s.id = blobID(s.data)
+	l.byInode[key] = *s
+	l.bytes += len(s.data)
 }

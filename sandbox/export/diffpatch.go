@@ -30,6 +30,8 @@ type side struct {
 	present bool
 	mode    BlobMode
 	data    []byte
+	// id is data's blob id when already known ("": computed on demand).
+	id string
 }
 
 // blobID is the git object name of a blob holding data.
@@ -138,6 +140,9 @@ func tabIfSpace(label string) string {
 func abbrevID(s side, abbrev int) string {
 	if !s.present {
 		return strings.Repeat("0", abbrev)
+	}
+	if s.id != "" {
+		return s.id[:abbrev]
 	}
 	return blobID(s.data)[:abbrev]
 }

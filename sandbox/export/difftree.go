@@ -92,10 +92,10 @@ func readPaths(ctx context.Context, root *os.Root, paths []string, skip map[stri
 		if r.skipped(p) {
 			continue
 		}
-		fi, err := root.Lstat(p)
+		fi, err := lstatBeneath(root, p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
-			continue // gone, or a parent became a file
+			continue // gone, or a parent became a file or a symlink
 		case err != nil:
 			return nil, fmt.Errorf("stat exported %q: %w", p, err)
 		case fi.IsDir():
@@ -165,7 +165,7 @@ func readContent(root *os.Root, e diskEntry) ([]byte, error) {
 	seen := e.info
 	if seen == nil {
 		var err error
-		if seen, err = root.Lstat(e.path); err != nil {
+		if seen, err = lstatBeneath(root, e.path); err != nil {
 			return nil, fmt.Errorf("stat exported %q: %w", e.path, err)
 		}
 	}
@@ -186,4 +186,23 @@ func readContent(root *os.Root, e diskEntry) ([]byte, error) {
 		return nil, fmt.Errorf("read exported %q: %w", e.path, err)
 	}
 	return data, nil
+}
+
+// lstatBeneath is root.Lstat(p) for a p whose every parent is a real
+// directory: one that became a symlink (`mv src lib && ln -s lib src`)
+// does not lead to src/a, which is gone, however lib/a looks.
+func lstatBeneath(root *os.Root, p string) (fs.FileInfo, error) {
+	for i := 0; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		fi, err := root.Lstat(p[:i])
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			return nil, fs.ErrNotExist
+		}
+	}
+	return root.Lstat(p)
 }

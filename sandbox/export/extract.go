@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // gitFile is the one entry a destination holds before an extraction: the
@@ -17,30 +18,31 @@ const gitFile = ".git"
 //
 // Directories are made 0755, regular files 0755 when the archive gives
 // them any exec bit and 0644 otherwise, whatever the umask; symlinks are
-// made as they are and never followed. Owners and times in the archive
-// are ignored. Every path is resolved through an *os.Root on dest, so no
-// member reaches outside it, not even through a symlink an earlier member
-// or anyone else made there; a member under such a symlink is refused
-// before anything is written.
+// made as they are and never followed, hard links as links to the earlier
+// member; FIFOs and devices are left out and listed. Owners and times in
+// the archive are ignored. Every path is resolved one component at a time
+// from dest without following anything, so no member reaches outside it,
+// not even through a symlink an earlier member or anyone else made there;
+// a member under such a symlink is refused before anything is written.
 //
 // On any refusal after the check of dest, everything in dest but `.git`
 // is deleted before Extract returns, and r is left part-read: the caller
 // stops its producer. The Summary covers the members accepted before the
 // refusal.
 func Extract(r io.Reader, dest string, caps Caps) (Summary, error) {
-	root, err := os.OpenRoot(dest)
+	l, err := openLane(dest)
 	if err != nil {
 		return Summary{}, failed("", err, "open worktree")
 	}
-	defer func() { _ = root.Close() }()
-	if ref := onlyGitFile(root); ref != nil {
+	defer func() { _ = l.Close() }()
+	if ref := onlyGitFile(l); ref != nil {
 		return Summary{}, ref
 	}
-	sum, err := walk(r, caps, newWriter(root).put)
+	sum, err := walk(r, caps, newWriter(l).put)
 	if err == nil {
 		return sum, nil
 	}
-	if cerr := reduceToGitFile(root); cerr != nil {
+	if cerr := reduceToGitFile(l); cerr != nil {
 		return sum, errors.Join(err, fmt.Errorf("reduce %s to its .git file: %w", dest, cerr))
 	}
 	return sum, err
@@ -49,39 +51,28 @@ func Extract(r io.Reader, dest string, caps Caps) (Summary, error) {
 // onlyGitFile refuses a destination holding anything but a regular .git
 // file: extracting over other content would mix it with the export, and
 // clearing it after a refusal would destroy it.
-func onlyGitFile(root *os.Root) *Refusal {
-	d, err := root.Open(".")
+func onlyGitFile(l *lane) *Refusal {
+	names, err := l.list(".")
 	if err != nil {
-		return failed("", err, "open worktree")
-	}
-	defer func() { _ = d.Close() }()
-	// Two names are enough to know the directory holds more than one.
-	names, err := d.Readdirnames(2)
-	if err != nil && !errors.Is(err, io.EOF) {
 		return failed("", err, "list worktree")
 	}
 	if len(names) != 1 || names[0] != gitFile {
 		return refuse(ErrNotEmpty, "", "worktree not empty")
 	}
-	fi, err := root.Lstat(gitFile)
+	st, err := l.lstat(gitFile)
 	if err != nil {
 		return failed("", err, "inspect the worktree's .git")
 	}
-	if !fi.Mode().IsRegular() {
+	if kindOf(&st) != unix.S_IFREG {
 		return refuse(ErrNotEmpty, "", "worktree not empty")
 	}
 	return nil
 }
 
-// reduceToGitFile deletes everything under root but .git, links
+// reduceToGitFile deletes everything in the lane but .git, links
 // unfollowed.
-func reduceToGitFile(root *os.Root) error {
-	d, err := root.Open(".")
-	if err != nil {
-		return fmt.Errorf("open: %w", err)
-	}
-	names, err := d.Readdirnames(-1)
-	_ = d.Close() // read-only; the listing is what matters
+func reduceToGitFile(l *lane) error {
+	names, err := l.list(".")
 	if err != nil {
 		return fmt.Errorf("list: %w", err)
 	}
@@ -90,7 +81,7 @@ func reduceToGitFile(root *os.Root) error {
 		if name == gitFile {
 			continue
 		}
-		if err := root.RemoveAll(name); err != nil {
+		if err := l.remove(name); err != nil {
 			errs = append(errs, fmt.Errorf("remove %s: %w", name, err))
 		}
 	}

@@ -216,12 +216,12 @@ func TestWriterStaysInsideRoot(t *testing.T) {
 	l := newLayout(t)
 	must(t, os.Symlink(l.outside, filepath.Join(l.dest, "abs")))
 	must(t, os.Symlink("../outside", filepath.Join(l.dest, "rel")))
-	root, err := os.OpenRoot(l.dest)
+	ln, err := openLane(l.dest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = root.Close() }()
-	w := newWriter(root)
+	defer func() { _ = ln.Close() }()
+	w := newWriter(ln)
 	for _, via := range []string{"abs", "rel"} {
 		members := []*member{
 			{raw: via + "/f", name: via + "/f", kind: fileNode, size: 1},

@@ -8,11 +8,11 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"os"
 	"path"
 	"slices"
 	"strings"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Populate writes base into dest, which must hold nothing but its .git
@@ -30,16 +30,16 @@ func Populate(ctx context.Context, dest string, base []BaseFile) error {
 	if err != nil {
 		return err
 	}
-	root, err := os.OpenRoot(dest)
+	l, err := openLane(dest)
 	if err != nil {
 		return fmt.Errorf("open worktree %s: %w", dest, err)
 	}
-	defer func() { _ = root.Close() }()
-	if ref := onlyGitFile(root); ref != nil {
+	defer func() { _ = l.Close() }()
+	if ref := onlyGitFile(l); ref != nil {
 		return ref
 	}
-	if err := populate(ctx, root, files, gitlinks); err != nil {
-		if cerr := reduceToGitFile(root); cerr != nil {
+	if err := populate(ctx, l, files, gitlinks); err != nil {
+		if cerr := reduceToGitFile(l); cerr != nil {
 			return errors.Join(err, fmt.Errorf("reduce %s to its .git file: %w", dest, cerr))
 		}
 		return err
@@ -47,7 +47,7 @@ func Populate(ctx context.Context, dest string, base []BaseFile) error {
 	return nil
 }
 
-func populate(ctx context.Context, root *os.Root, files []*BaseFile, gitlinks map[string]bool) error {
+func populate(ctx context.Context, l *lane, files []*BaseFile, gitlinks map[string]bool) error {
 	made := map[string]bool{".": true}
 	mkdirs := func(dir string) error {
 		var todo []string
@@ -55,10 +55,7 @@ func populate(ctx context.Context, root *os.Root, files []*BaseFile, gitlinks ma
 			todo = append(todo, d)
 		}
 		for _, d := range slices.Backward(todo) {
-			if err := root.Mkdir(d, dirMode); err != nil {
-				return fmt.Errorf("populate directory %q: %w", d, err)
-			}
-			if err := root.Chmod(d, dirMode); err != nil {
+			if err := l.mkdir(d, dirMode); err != nil {
 				return fmt.Errorf("populate directory %q: %w", d, err)
 			}
 			made[d] = true
@@ -72,7 +69,7 @@ func populate(ctx context.Context, root *os.Root, files []*BaseFile, gitlinks ma
 		if err := mkdirs(path.Dir(f.Path)); err != nil {
 			return err
 		}
-		if err := writeBase(root, f); err != nil {
+		if err := writeBase(l, f); err != nil {
 			return err
 		}
 	}
@@ -84,10 +81,10 @@ func populate(ctx context.Context, root *os.Root, files []*BaseFile, gitlinks ma
 	return nil
 }
 
-// writeBase creates the file or symlink f in root.
-func writeBase(root *os.Root, f *BaseFile) error {
+// writeBase creates the file or symlink f in the lane.
+func writeBase(l *lane, f *BaseFile) error {
 	if f.Mode == ModeSymlink {
-		if err := root.Symlink(string(f.Blob), f.Path); err != nil {
+		if err := l.symlink(string(f.Blob), f.Path); err != nil {
 			return fmt.Errorf("populate symlink %q: %w", f.Path, err)
 		}
 		return nil
@@ -96,7 +93,7 @@ func writeBase(root *os.Root, f *BaseFile) error {
 	if f.Mode == ModeExecutable {
 		perm = execMode
 	}
-	out, err := root.OpenFile(f.Path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	out, err := l.create(f.Path, perm)
 	if err != nil {
 		return fmt.Errorf("populate %q: %w", f.Path, err)
 	}
@@ -124,12 +121,12 @@ type Synced struct {
 // Clear reduces dest to its .git file, links unfollowed: what Extract
 // wants to find.
 func Clear(dest string) error {
-	root, err := os.OpenRoot(dest)
+	l, err := openLane(dest)
 	if err != nil {
 		return fmt.Errorf("open worktree %s: %w", dest, err)
 	}
-	defer func() { _ = root.Close() }()
-	if err := reduceToGitFile(root); err != nil {
+	defer func() { _ = l.Close() }()
+	if err := reduceToGitFile(l); err != nil {
 		return fmt.Errorf("reduce %s to its .git file: %w", dest, err)
 	}
 	return nil
@@ -148,18 +145,18 @@ func Sync(r io.Reader, dest string, caps Caps, base []BaseFile) (Summary, Synced
 	if err != nil {
 		return Summary{}, Synced{}, err
 	}
-	root, err := os.OpenRoot(dest)
+	l, err := openLane(dest)
 	if err != nil {
 		return Summary{}, Synced{}, failed("", err, "open worktree")
 	}
-	defer func() { _ = root.Close() }()
-	s := newSyncer(root, files, gitlinks)
+	defer func() { _ = l.Close() }()
+	s := newSyncer(l, files, gitlinks)
 	sum, err := walk(r, caps, s.put)
 	if err == nil {
 		err = s.removeUnseen()
 	}
 	if err != nil {
-		if cerr := reduceToGitFile(root); cerr != nil {
+		if cerr := reduceToGitFile(l); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("reduce %s to its .git file: %w", dest, cerr))
 		}
 		return sum, Synced{}, err
@@ -180,9 +177,9 @@ type syncer struct {
 	cmp     []byte
 }
 
-func newSyncer(root *os.Root, files []*BaseFile, gitlinks map[string]bool) *syncer {
+func newSyncer(l *lane, files []*BaseFile, gitlinks map[string]bool) *syncer {
 	s := &syncer{
-		writer: newWriter(root), base: make(map[string]*BaseFile, len(files)), gitlinks: gitlinks,
+		writer: newWriter(l), base: make(map[string]*BaseFile, len(files)), gitlinks: gitlinks,
 		seen: make(map[string]bool, len(files)), changed: map[string]bool{}, cmp: make([]byte, copyBuffer),
 	}
 	for _, f := range files {
@@ -209,10 +206,15 @@ func (s *syncer) put(m *member, data io.Reader) *Refusal {
 			return ref
 		}
 		s.changed[m.name] = true
-		if err := s.root.Symlink(m.target, m.name); err != nil {
-			return osFailed(m.raw, err, "create symlink "+quoted(m.name))
+		return s.symlink(m)
+	case hardlinkNode:
+		// Written as a link to the earlier member; the diff tells
+		// whether the content at this path changed.
+		if ref := s.clear(m.raw, m.name); ref != nil {
+			return ref
 		}
-		return nil
+		s.changed[m.name] = true
+		return s.hardlink(m)
 	default:
 		return s.file(m, data)
 	}
@@ -222,9 +224,9 @@ func (s *syncer) put(m *member, data io.Reader) *Refusal {
 // else there is removed first.
 func (s *syncer) ensureDir(raw, name string) *Refusal {
 	s.seen[name] = true
-	fi, err := s.root.Lstat(name)
+	st, err := s.lane.lstat(name)
 	switch {
-	case err == nil && fi.IsDir():
+	case err == nil && kindOf(&st) == unix.S_IFDIR:
 		return nil
 	case err == nil:
 		if ref := s.clear(raw, name); ref != nil {
@@ -288,30 +290,28 @@ func (s *syncer) replace(m *member, data io.Reader) *Refusal {
 }
 
 // clear removes what is at name (a directory with everything in it),
-// links unfollowed; nothing there is fine. Base's files under a removed
-// directory count as changed.
+// nothing followed: a name whose parent is now a symlink or a file is not
+// there, so nothing is removed through the link. Nothing there is fine.
+// Base's files under a removed directory count as changed.
 func (s *syncer) clear(raw, name string) *Refusal {
-	fi, err := s.root.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return nil // a parent is no directory now: nothing is there
+	st, err := s.lane.lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
 	if err != nil {
 		return osFailed(raw, err, "inspect "+quoted(name))
 	}
-	if fi.IsDir() {
+	if kindOf(&st) == unix.S_IFDIR {
 		prefix := name + "/"
 		for p := range s.base {
 			if strings.HasPrefix(p, prefix) {
 				s.changed[p] = true
 			}
 		}
-		err = s.root.RemoveAll(name)
-	} else {
-		if _, ok := s.base[name]; ok {
-			s.changed[name] = true
-		}
-		err = s.root.Remove(name)
+	} else if _, ok := s.base[name]; ok {
+		s.changed[name] = true
 	}
+	err = s.lane.remove(name)
 	if err != nil {
 		return osFailed(raw, err, "replace "+quoted(name))
 	}

@@ -9,6 +9,8 @@ const (
 	dirNode nodeKind = iota
 	fileNode
 	linkNode
+	// hardlinkNode is a hard link to an earlier regular file member.
+	hardlinkNode
 )
 
 // node is one name in the tree the accepted members make, directories a
@@ -18,6 +20,8 @@ const (
 type node struct {
 	kind     nodeKind
 	children map[string]*node
+	// target is a symlink's target.
+	target string
 }
 
 // placement is where a member goes in the tree.
@@ -28,6 +32,8 @@ type placement struct {
 	// exists is set for a directory member naming a directory that is
 	// already there (mkdir -p accepts it).
 	exists bool
+	// node is the member's node in the tree.
+	node *node
 }
 
 // place records a member of kind k whose name (raw, for messages) has
@@ -51,7 +57,7 @@ func (t *node) place(raw string, parts []string, k nodeKind) (placement, *Refusa
 			link := strings.Join(parts[:i+1], "/")
 			return pl, refuse(ErrThroughSymlink, raw,
 				"%s escapes the destination via a symlink created by an earlier member (%s)", quoted(raw), quoted(link))
-		case fileNode:
+		case fileNode, hardlinkNode:
 			file := strings.Join(parts[:i+1], "/")
 			return pl, refuse(ErrExtraction, raw,
 				"export extraction failed: %s lies under %s, which an earlier member made a file", quoted(raw), quoted(file))
@@ -61,7 +67,7 @@ func (t *node) place(raw string, parts []string, k nodeKind) (placement, *Refusa
 	last := parts[len(parts)-1]
 	if have := n.children[last]; have != nil {
 		if have.kind == dirNode && k == dirNode {
-			pl.exists = true
+			pl.exists, pl.node = true, have
 			return pl, nil
 		}
 		return pl, refuse(ErrExtraction, raw, "export extraction failed: duplicate member %s", quoted(raw))
@@ -69,6 +75,19 @@ func (t *node) place(raw string, parts []string, k nodeKind) (placement, *Refusa
 	if n.children == nil {
 		n.children = make(map[string]*node)
 	}
-	n.children[last] = &node{kind: k}
+	pl.node = &node{kind: k}
+	n.children[last] = pl.node
 	return pl, nil
+}
+
+// lookup is the node at parts, nil when there is none; nothing is
+// followed.
+func (t *node) lookup(parts []string) *node {
+	n := t
+	for _, p := range parts {
+		if n = n.children[p]; n == nil {
+			return nil
+		}
+	}
+	return n
 }

@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"path"
 	"strings"
 )
 
@@ -19,7 +20,10 @@ type member struct {
 	kind   nodeKind
 	size   int64  // regular files
 	exec   bool   // a regular file with any exec bit
-	target string // symlinks
+	target string // symlinks: the target; hard links: the earlier member's name
+	// configHit is set for a file named config whose text makes its
+	// directory a repository's (see ConfigMarksRepository).
+	configHit bool
 	placement
 }
 
@@ -36,6 +40,11 @@ type walker struct {
 	// last is the raw name of the last member accepted, for messages
 	// about what follows it.
 	last string
+	// signs are the repository signs seen in each directory, by name.
+	signs map[string]*RepoSigns
+	// links are the symlink members, in archive order, judged for
+	// escaping once the whole tree is known (a chain a -> b -> /root).
+	links []*member
 }
 
 // walk reads the stream once, checks every member against caps and the
@@ -46,14 +55,37 @@ func walk(r io.Reader, caps Caps, put sink) (Summary, error) {
 	caps.MaxFiles = max(caps.MaxFiles, 0)
 	caps.MaxBytes = max(caps.MaxBytes, 0)
 	w := &walker{
-		caps: caps,
-		cr:   newCapReader(bufio.NewReaderSize(r, streamBuffer), caps.MaxBytes),
-		tree: &node{},
+		caps:  caps,
+		cr:    newCapReader(bufio.NewReaderSize(r, streamBuffer), caps.MaxBytes),
+		tree:  &node{kind: dirNode},
+		signs: map[string]*RepoSigns{},
 	}
-	if ref := w.run(put); ref != nil {
+	ref := w.run(put)
+	w.finish()
+	if ref != nil {
 		return w.sum, ref
 	}
 	return w.sum, nil
+}
+
+// finish totals what needs the whole tree: which symlinks escape, chains
+// through other links included, and which directories git would take
+// for repositories (outermost only).
+func (w *walker) finish() {
+	for _, m := range w.links {
+		if w.escapes(m.name) {
+			w.sum.EscapingSymlinks = append(w.sum.EscapingSymlinks, m.name)
+		}
+	}
+	var repos []string
+	for dir, s := range w.signs {
+		if s.Repository() {
+			if n := w.tree.lookup(strings.Split(dir, "/")); n != nil && n.kind == dirNode {
+				repos = append(repos, dir)
+			}
+		}
+	}
+	w.sum.Repositories = outermost(repos)
 }
 
 func (w *walker) run(put sink) *Refusal {
@@ -70,6 +102,9 @@ func (w *walker) run(put sink) *Refusal {
 			return w.broken(err, "", "read archive header "+position(w.last))
 		}
 		m, ref := w.accept(hdr)
+		if ref == errSkipped {
+			continue // archive/tar skips its data, if any, at the next Next
+		}
 		if ref != nil {
 			return ref
 		}
@@ -92,8 +127,14 @@ func (w *walker) accept(hdr *tar.Header) (*member, *Refusal) {
 		k = dirNode
 	case tar.TypeSymlink:
 		k = linkNode
+	case tar.TypeLink:
+		k = hardlinkNode
 	case tar.TypeXGlobalHeader:
 		return nil, refuse(ErrGlobalHeader, "", "archive contains a PAX global header %s", position(w.last))
+	case tar.TypeFifo, tar.TypeChar, tar.TypeBlock:
+		// Nothing git could track or a reviewer needs, and nothing to
+		// write into a worktree: left out, and said.
+		return nil, w.skipSpecial(hdr)
 	default:
 		return nil, refuse(ErrDisallowedType, raw, "disallowed member type at %s (%s)", quoted(raw), typeName(hdr.Typeflag))
 	}
@@ -103,6 +144,13 @@ func (w *walker) accept(hdr *tar.Header) (*member, *Refusal) {
 	}
 	if k == linkNode {
 		if ref := checkTarget(raw, hdr.Linkname); ref != nil {
+			return nil, ref
+		}
+	}
+	var linked string
+	if k == hardlinkNode {
+		var ref *Refusal
+		if linked, ref = w.hardlinkTarget(raw, hdr.Linkname); ref != nil {
 			return nil, ref
 		}
 	}
@@ -125,15 +173,97 @@ func (w *walker) accept(hdr *tar.Header) (*member, *Refusal) {
 		m.exec = hdr.Mode&0o111 != 0
 	case linkNode:
 		m.target = hdr.Linkname
+		pl.node.target = hdr.Linkname
+	case hardlinkNode:
+		m.target = linked
 	}
 	return m, nil
+}
+
+// errSkipped marks a member accept left out on purpose: the walk reads
+// past it and goes on.
+var errSkipped = &Refusal{Reason: "skipped"}
+
+// skipSpecial records a FIFO or device member, which is not exported.
+func (w *walker) skipSpecial(hdr *tar.Header) *Refusal {
+	name := strings.TrimSuffix(hdr.Name, "/")
+	if len(w.sum.SkippedSpecial) < maxListed {
+		w.sum.SkippedSpecial = append(w.sum.SkippedSpecial, name)
+	} else {
+		w.sum.SkippedSpecialTruncated = true
+	}
+	return errSkipped
+}
+
+// hardlinkTarget checks a hard link's target: an earlier regular file
+// member, named as members are. The name it returns is the member's.
+func (w *walker) hardlinkTarget(raw, target string) (string, *Refusal) {
+	parts, ref := splitName(target, false)
+	if ref != nil {
+		return "", refuse(ErrDisallowedType, raw, "hard link at %s to an invalid name", quoted(raw))
+	}
+	if n := w.tree.lookup(parts); n == nil || (n.kind != fileNode && n.kind != hardlinkNode) {
+		return "", refuse(ErrDisallowedType, raw, "hard link at %s to %s, which is no earlier file of the archive", quoted(raw), quoted(target))
+	}
+	return strings.Join(parts, "/"), nil
+}
+
+// escapes reports whether the symlink at name leads out of the tree, its
+// target resolved through the archive's own tree, following the links it
+// meets (more than maxHops of them count as escaping): an absolute
+// target, one that climbs above the root, or one whose chain does
+// (a -> b -> /root).
+func (w *walker) escapes(name string) bool {
+	const maxHops = 40
+	parts := strings.Split(name, "/")
+	n := w.tree.lookup(parts)
+	if n == nil || n.kind != linkNode {
+		return false
+	}
+	cur := append([]string(nil), parts[:len(parts)-1]...)
+	queue := strings.Split(n.target, "/")
+	if path.IsAbs(n.target) {
+		return true
+	}
+	for hops := 0; len(queue) > 0; {
+		c := queue[0]
+		queue = queue[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(cur) == 0 {
+				return true
+			}
+			cur = cur[:len(cur)-1]
+			continue
+		}
+		cur = append(cur, c)
+		next := w.tree.lookup(cur)
+		if next == nil || next.kind != linkNode {
+			continue // a directory, a file or nothing: the text decides the rest
+		}
+		if hops++; hops > maxHops || path.IsAbs(next.target) {
+			return true
+		}
+		cur = cur[:len(cur)-1]
+		queue = append(strings.Split(next.target, "/"), queue...)
+	}
+	return false
 }
 
 // consume hands m to put and reads the rest of its data, so a stream cap
 // tripped inside a member's data is reported at that member.
 func (w *walker) consume(m *member, tr *tar.Reader, put sink) *Refusal {
+	var src io.Reader = tr
+	var sniff *configSniffer
+	if m.kind == fileNode && strings.EqualFold(path.Base(m.name), "config") && strings.Contains(m.name, "/") {
+		sniff = &configSniffer{}
+		src = io.TeeReader(tr, sniff)
+		defer func() { m.configHit = sniff.hit() }()
+	}
 	if put != nil {
-		d := &dataReader{r: tr}
+		d := &dataReader{r: src}
 		if ref := put(m, d); ref != nil {
 			// A failed copy fails on either side; the stream's side is
 			// the one to report.
@@ -144,7 +274,7 @@ func (w *walker) consume(m *member, tr *tar.Reader, put sink) *Refusal {
 		}
 	}
 	if m.kind == fileNode {
-		if _, err := io.Copy(io.Discard, tr); err != nil {
+		if _, err := io.Copy(io.Discard, src); err != nil {
 			return w.broken(err, m.raw, "read "+quoted(m.raw))
 		}
 	}
@@ -159,11 +289,33 @@ func (w *walker) record(m *member) {
 		w.sum.Files = append(w.sum.Files, m.name)
 	case linkNode:
 		w.sum.Files = append(w.sum.Files, m.name)
-		if linkEscapes(m.name, m.target) {
-			w.sum.EscapingSymlinks = append(w.sum.EscapingSymlinks, m.name)
-		}
+		w.links = append(w.links, m)
+	case hardlinkNode:
+		// Its bytes are the earlier member's, counted once.
+		w.sum.Files = append(w.sum.Files, m.name)
 	}
+	w.noteSigns(m)
 	w.last = m.raw
+}
+
+// noteSigns records what m says of its directory being a repository.
+func (w *walker) noteSigns(m *member) {
+	dir, base := ".", m.name
+	if i := strings.LastIndexByte(m.name, '/'); i >= 0 {
+		dir, base = m.name[:i], m.name[i+1:]
+	}
+	if dir == "." {
+		return // the root is the lane itself, its own .git decides
+	}
+	if !repoSignName(base) && !m.configHit {
+		return
+	}
+	s := w.signs[dir]
+	if s == nil {
+		s = &RepoSigns{}
+		w.signs[dir] = s
+	}
+	s.note(base, m.configHit)
 }
 
 // drain reads what follows the end-of-archive marker (`git archive` pads

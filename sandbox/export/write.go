@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -15,18 +16,18 @@ const (
 	copyBuffer = 64 << 10
 )
 
-// writer creates accepted members under root. The walk has already
-// placed each member in its tree, so a member reaching here has a path of
-// real directories, the ones it needs are listed in newDirs, and its own
-// name is free; the *os.Root still guards every call against a tree
-// changed underneath it.
+// writer creates accepted members in a lane. The walk has already placed
+// each member in its tree, so a member reaching here has a path of real
+// directories, the ones it needs are listed in newDirs, and its own name
+// is free; the lane still resolves every component without following
+// anything, against a tree changed underneath it.
 type writer struct {
-	root *os.Root
+	lane *lane
 	buf  []byte
 }
 
-func newWriter(root *os.Root) *writer {
-	return &writer{root: root, buf: make([]byte, copyBuffer)}
+func newWriter(l *lane) *writer {
+	return &writer{lane: l, buf: make([]byte, copyBuffer)}
 }
 
 func (w *writer) put(m *member, data io.Reader) *Refusal {
@@ -42,41 +43,51 @@ func (w *writer) put(m *member, data io.Reader) *Refusal {
 		}
 		return w.mkdir(m.raw, m.name)
 	case linkNode:
-		if err := w.root.Symlink(m.target, m.name); err != nil {
-			return osFailed(m.raw, err, "create symlink "+quoted(m.name))
-		}
-		return nil
+		return w.symlink(m)
+	case hardlinkNode:
+		return w.hardlink(m)
 	default:
 		return w.create(m, data)
 	}
 }
 
 func (w *writer) mkdir(raw, name string) *Refusal {
-	if err := w.root.Mkdir(name, dirMode); err != nil {
+	if err := w.lane.mkdir(name, dirMode); err != nil {
 		return osFailed(raw, err, "create directory "+quoted(name))
 	}
-	// The umask may have narrowed the mode Mkdir asked for.
-	if err := w.root.Chmod(name, dirMode); err != nil {
-		return osFailed(raw, err, "set the mode of "+quoted(name))
+	return nil
+}
+
+func (w *writer) symlink(m *member) *Refusal {
+	if err := w.lane.symlink(m.target, m.name); err != nil {
+		return osFailed(m.raw, err, "create symlink "+quoted(m.name))
+	}
+	return nil
+}
+
+// hardlink links m to the earlier member it names: both are beneath the
+// lane, and the walk made sure the earlier one is a regular file of this
+// archive.
+func (w *writer) hardlink(m *member) *Refusal {
+	if err := w.lane.link(m.target, m.name); err != nil {
+		return osFailed(m.raw, err, "create hard link "+quoted(m.name))
 	}
 	return nil
 }
 
 // create writes a regular file. O_EXCL makes an existing name, a
 // symlink included, an error rather than something to follow or
-// overwrite; os.Root adds O_NOFOLLOW.
+// overwrite.
 func (w *writer) create(m *member, data io.Reader) *Refusal {
 	perm := fileMode
 	if m.exec {
 		perm = execMode
 	}
-	f, err := w.root.OpenFile(m.name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	f, err := w.lane.create(m.name, perm)
 	if err != nil {
 		return osFailed(m.raw, err, "create "+quoted(m.name))
 	}
-	// Hiding *os.File's ReadFrom keeps io.CopyBuffer on our buffer; the
-	// generic ReadFrom would allocate a fresh one for every file.
-	_, err = io.CopyBuffer(struct{ io.Writer }{f}, data, w.buf)
+	err = copySparse(f, data, w.buf)
 	if err == nil {
 		err = f.Chmod(perm) // the umask may have narrowed perm
 	}
@@ -89,9 +100,9 @@ func (w *writer) create(m *member, data io.Reader) *Refusal {
 	return nil
 }
 
-// osFailed is failed for an error from the os package. The message keeps
-// only the system's reason, since the os error repeats the path unescaped
-// and the message already names it.
+// osFailed is failed for an error from the os package or a system call.
+// The message keeps only the system's reason, since the os error repeats
+// the path unescaped and the message already names it.
 func osFailed(member string, err error, what string) *Refusal {
 	ref := failed(member, err, what)
 	var pe *fs.PathError
@@ -103,4 +114,43 @@ func osFailed(member string, err error, what string) *Refusal {
 		ref.Reason = "export extraction failed: " + what + ": " + le.Err.Error()
 	}
 	return ref
+}
+
+// zeros is a block of zero bytes to compare data against.
+var zeros = make([]byte, copyBuffer)
+
+// copySparse copies data into the new file f through buf, skipping over
+// every all-zero block instead of writing it: a file the worker made
+// sparse (or that is mostly zeros) takes no more disk in the worktree
+// than in the sandbox, however large it says it is.
+func copySparse(f *os.File, data io.Reader, buf []byte) error {
+	var size int64
+	holeAtEnd := false
+	for {
+		n, err := io.ReadFull(data, buf)
+		if n > 0 {
+			chunk := buf[:n]
+			if bytes.Equal(chunk, zeros[:n]) {
+				if _, serr := f.Seek(int64(n), io.SeekCurrent); serr != nil {
+					return serr
+				}
+				holeAtEnd = true
+			} else {
+				if _, werr := f.Write(chunk); werr != nil {
+					return werr
+				}
+				holeAtEnd = false
+			}
+			size += int64(n)
+		}
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			if holeAtEnd {
+				return f.Truncate(size) // a trailing hole sets the size
+			}
+			return nil
+		case err != nil:
+			return err
+		}
+	}
 }

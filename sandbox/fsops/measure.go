@@ -25,8 +25,12 @@ type Limits struct {
 
 // Measurement is what a walk of the tree found (E-39).
 type Measurement struct {
-	// Bytes is the space allocated to every entry (st_blocks × 512),
-	// directories and links included, the root not.
+	// Bytes is, for every entry, the larger of the space allocated to it
+	// (st_blocks × 512) and, for a regular file, its size: what the tree
+	// costs on disk, and what an export writing it costs even when it is
+	// sparse (20 files of 500 MB holding 28 KB count 10 GB). Directories
+	// and links count their allocation; the root does not. A file with
+	// several hard links counts once.
 	Bytes int64
 	// Entries counts every entry below the root: files, directories,
 	// links (never followed) and the ignored and .git ones alike.
@@ -36,10 +40,28 @@ type Measurement struct {
 	// sorted. A walk stopped by a cap lists those it saw.
 	EscapingSymlinks []string
 	// Violation is the first breach found, in the contract's words
-	// ("worktree exceeds <MB> MB", "worktree exceeds <n> entries",
-	// "unreadable directory: <path>"), or "".
+	// ("worktree exceeds <MB> MB", "worktree exceeds <n> entries"), or "".
 	Violation string
+	// Unreadable are the root-relative paths of directories the walk
+	// could not read (a worker's chmod 000), sorted. Each is counted as
+	// an entry; what it holds is not, so whoever relies on the totals
+	// backs them with a measurement that can read everything (docker's
+	// of the volume from outside, the export's hard caps).
+	Unreadable []string
+	// LongPaths are the files and links whose path below the root is
+	// longer than LongPath bytes (at most 1000 of them, sorted): a reader
+	// that opens the tree by full path under a prefix of its own (the
+	// docker daemon exporting a volume) cannot reach them, past PATH_MAX.
+	LongPaths []string
 }
+
+// LongPath is the root-relative path length past which Measurement lists
+// an entry in LongPaths: PATH_MAX (4096) less room for a daemon's own
+// prefix (/var/lib/docker/volumes/<name>/_data/ and the like).
+const LongPath = 3800
+
+// maxLongListed bounds Measurement.LongPaths.
+const maxLongListed = 1000
 
 const (
 	// measureChunk is how many entries are read from a directory at a
@@ -69,6 +91,8 @@ func (f *FS) Measure(ctx context.Context, limits Limits) (Measurement, error) {
 	w.dir(measureDir{rel: "."})
 	w.wg.Wait()
 	slices.Sort(w.m.EscapingSymlinks)
+	slices.Sort(w.m.Unreadable)
+	slices.Sort(w.m.LongPaths)
 	if err := ctx.Err(); err != nil {
 		return w.m, err
 	}
@@ -85,10 +109,13 @@ type measureWalk struct {
 	slots chan struct{}
 	wg    sync.WaitGroup
 
-	mu      sync.Mutex
-	m       Measurement // guarded by mu
-	err     error       // guarded by mu: the root was closed
-	stopped atomic.Bool // a cap tripped or the root closed: every reader stops
+	mu  sync.Mutex
+	m   Measurement // guarded by mu
+	err error       // guarded by mu: the root was closed
+	// linked are the files with more than one link already counted, by
+	// device and inode, so each is counted once.
+	linked  map[[2]uint64]bool // guarded by mu
+	stopped atomic.Bool        // a cap tripped or the root closed: every reader stops
 }
 
 // measureDir is a directory to read, with what its parent's listing saw
@@ -105,6 +132,8 @@ type measured struct {
 	bytes    int64
 	dir      *measureDir
 	escaping bool
+	// inode is set for a regular file with several links.
+	inode *[2]uint64
 }
 
 func (w *measureWalk) done() bool { return w.stopped.Load() || w.ctx.Err() != nil }
@@ -188,6 +217,18 @@ func (w *measureWalk) fold(batch []measured) bool {
 	}
 	for _, e := range batch {
 		w.m.Entries++
+		if e.dir == nil && len(e.rel) > LongPath && len(w.m.LongPaths) < maxLongListed {
+			w.m.LongPaths = append(w.m.LongPaths, e.rel)
+		}
+		if e.inode != nil {
+			if w.linked == nil {
+				w.linked = map[[2]uint64]bool{}
+			}
+			if w.linked[*e.inode] {
+				e.bytes = 0 // counted at its first name
+			}
+			w.linked[*e.inode] = true
+		}
 		w.m.Bytes += e.bytes
 		if e.escaping {
 			w.m.EscapingSymlinks = append(w.m.EscapingSymlinks, e.rel)
@@ -203,14 +244,12 @@ func (w *measureWalk) fold(batch []measured) bool {
 	return true
 }
 
-// unreadable records a directory the walk could not read, if it is the
-// first breach.
+// unreadable records a directory the walk could not read: it is counted
+// (its parent's listing did) and listed, not a breach.
 func (w *measureWalk) unreadable(rel string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.m.Violation == "" {
-		w.m.Violation = "unreadable directory: " + path.Join(w.f.display, rel)
-	}
+	w.m.Unreadable = append(w.m.Unreadable, rel)
 }
 
 // measureEntry stats and judges one entry of directory dir; false when it
@@ -224,6 +263,12 @@ func (f *FS) measureEntry(dir string, e fs.DirEntry) (measured, bool) {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if ok {
 		m.bytes = st.Blocks * 512
+		if info.Mode().IsRegular() {
+			m.bytes = max(m.bytes, st.Size)
+			if st.Nlink > 1 {
+				m.inode = &[2]uint64{uint64(st.Dev), st.Ino} //nolint:unconvert // Dev is uint64 on Linux, int32 on macOS
+			}
+		}
 	}
 	switch {
 	case info.IsDir() && ok:

@@ -19,6 +19,9 @@ type Measurement struct {
 	EscapingSymlinksTruncated bool
 	// Violation is fsops' text for the first breach, or "".
 	Violation string
+	// LongPaths are the files and links whose path is longer than
+	// fsops.LongPath (at most 1000; measure only).
+	LongPaths []string
 }
 
 // ServerInfo is what a server says about itself in answer to Hello.
@@ -178,6 +181,8 @@ func checkMeasure(r *measureResult) (Measurement, error) {
 		return Measurement{}, fmt.Errorf("%d escaping symlinks listed, over %d", len(r.EscapingSymlinks), maxEscapingListed)
 	case int64(len(r.EscapingSymlinks)) > r.Entries:
 		return Measurement{}, fmt.Errorf("%d escaping symlinks among %d entries", len(r.EscapingSymlinks), r.Entries)
+	case len(r.LongPaths) > maxEscapingListed:
+		return Measurement{}, fmt.Errorf("%d long paths listed, over %d", len(r.LongPaths), maxEscapingListed)
 	}
 	m := Measurement{
 		Bytes:                     r.Bytes,
@@ -188,6 +193,9 @@ func checkMeasure(r *measureResult) (Measurement, error) {
 	}
 	for i, p := range r.EscapingSymlinks {
 		m.EscapingSymlinks[i] = string(p)
+	}
+	for _, p := range r.LongPaths {
+		m.LongPaths = append(m.LongPaths, string(p))
 	}
 	return m, nil
 }

@@ -201,7 +201,10 @@ func (s *server) prepareMeasure(raw json.RawMessage) (job, error) {
 
 // measured is m as a reply, its escaping list cut to what a reply holds.
 func measured(m fsops.Measurement) measureResult {
-	r := measureResult{Bytes: m.Bytes, Entries: m.Entries, Violation: []byte(m.Violation), EscapingSymlinks: [][]byte{}}
+	r := measureResult{Bytes: m.Bytes, Entries: m.Entries, Violation: []byte(m.Violation), EscapingSymlinks: [][]byte{}, LongPaths: [][]byte{}}
+	for _, p := range m.LongPaths {
+		r.LongPaths = append(r.LongPaths, []byte(p))
+	}
 	size := 0
 	for _, p := range m.EscapingSymlinks {
 		if len(r.EscapingSymlinks) == maxEscapingListed || size+len(p) > maxEscapingListedBytes {

@@ -184,6 +184,8 @@ type measureResult struct {
 	// maxEscapingListed entries or maxEscapingListedBytes bytes.
 	EscapingTruncated bool   `json:"escaping_truncated"`
 	Violation         []byte `json:"violation"`
+	// LongPaths are fsops' (measure only; at most 1000).
+	LongPaths [][]byte `json:"long_paths"`
 }
 
 type helloResult struct {

@@ -240,6 +240,11 @@ func (s *setup) run() (report, error) {
 			return report{}, inLayer(LayerPids, err)
 		}
 	}
+	// No core files: a crashing command would drop one into the worktree
+	// (up to its size), and nothing in the jail can read it usefully.
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+		return report{}, inLayer(LayerRoot, fmt.Errorf("set RLIMIT_CORE: %w", err))
+	}
 	return s.lockDown()
 }
 

@@ -64,6 +64,9 @@ type launch struct {
 // start starts a jail (or, with probe, a setup that reports and exits,
 // and only its Info is returned).
 func start(ctx context.Context, cfg Config, probe bool) (*Jail, Info, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, Info{}, fmt.Errorf("jail: %w", err)
+	}
 	cfg = withDefaults(cfg)
 	if err := validate(cfg, probe); err != nil {
 		return nil, Info{}, err
