@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dirtywork/dirtywork/sandbox/host/confine"
+	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 )
 
 // Environment variables that turn the test binary into the CLI.
@@ -34,6 +35,8 @@ const (
 func TestMain(m *testing.M) {
 	// The test binary is also the launcher that confines host-mode bash.
 	confine.MaybeRun()
+	// And the setup of a host-mode run's jail (doctor probes it).
+	jail.MaybeRun()
 	if os.Getenv(testMainEnv) == "1" {
 		code := Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		if os.Getenv(testHoldEnv) == "1" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -277,6 +278,7 @@ func (s *Store) Merge(ctx context.Context, slug string, opts MergeOptions) (*Mer
 			return nil, &RefusedError{Op: "merge", Slug: slug, Reasons: []string{err.Error()}}
 		}
 	}
+	pause.At(pause.Merge) // the checkout is switched, the branch not yet moved
 	if err := s.git.UpdateRef(ctx, root, ref, newTip, f.IntoTip, "dirtywork merge "+slug); err != nil {
 		if f.CheckedOutAt != "" {
 			_ = s.git.SwitchCheckout(ctx, f.CheckedOutAt, newTip, f.IntoTip)
