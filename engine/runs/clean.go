@@ -318,13 +318,13 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 	}
 	if c.opts.DryRun {
 		c.act("remove-worktree", "%s", rec.Worktree)
-		return true
+	} else {
+		if _, err := c.s.git.Run(ctx, gitops.Call{Dir: repo.Root, Neutral: true, Args: []string{"worktree", "remove", "--force", l.worktree}}); err != nil {
+			c.act("skip-worktree", "%s: %v", rec.Worktree, err)
+			return false
+		}
+		c.act("removed-worktree", "%s", rec.Worktree)
 	}
-	if _, err := c.s.git.Run(ctx, gitops.Call{Dir: repo.Root, Neutral: true, Args: []string{"worktree", "remove", "--force", l.worktree}}); err != nil {
-		c.act("skip-worktree", "%s: %v", rec.Worktree, err)
-		return false
-	}
-	c.act("removed-worktree", "%s", rec.Worktree)
 	if checkedOut != rec.Branch {
 		c.act("skip-branch", "%s: the worktree had %s checked out; left alone", rec.Branch, dash(checkedOut))
 	} else {

@@ -270,3 +270,26 @@ func TestCleanExportsAVolumeWhoseTreeNeverReachedTheWorktree(t *testing.T) {
 		t.Error("the only copy of the work was removed")
 	}
 }
+
+func TestCleanDryRunIsThePlanAndChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "plan", map[string]any{"sandbox": "docker", "container": "dw-plan", "volume": "dw-plan-work"})
+	writeFile(t, filepath.Join(wt, "w.txt"), "w\n")
+	e.docker.addContainer("dw-plan", "exited", "plan", repo)
+	e.docker.addVolume("dw-plan-work", "plan", repo)
+	r := e.store.Clean(t.Context(), "plan", CleanOptions{Force: true, DryRun: true})
+	if r.Skipped() || !r.DryRun || r.Parked != ParkedRef("plan") {
+		t.Fatalf("plan:\n%s", actions(r))
+	}
+	mustContain(t, r, "remove-container: dw-plan", "remove-volume: dw-plan-work", "park: refs/dirtywork/parked/plan", "remove-worktree: ", "remove-branch: dirtywork/plan", "remove-rundir: ")
+	if len(e.docker.removed) != 0 {
+		t.Errorf("removed %v", e.docker.removed)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "w.txt")); err != nil {
+		t.Error("the worktree changed")
+	}
+	if out := git(t, repo, "for-each-ref", "refs/dirtywork/"); out != "" {
+		t.Errorf("a dry run parked: %s", out)
+	}
+}

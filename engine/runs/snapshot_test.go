@@ -85,3 +85,15 @@ func TestStopRefusesARunThatIsNotAlive(t *testing.T) {
 		t.Errorf("stop of a finished run: %v", err)
 	}
 }
+
+func TestOutcomeClasses(t *testing.T) {
+	for result, want := range map[string]string{
+		"ERROR: command timed out after 120s": "timed out", "ERROR: no such file": "ERROR",
+		"BLOCKED: sudo is not allowed": "BLOCKED", "exit code: 0\nok": "ok",
+		"ERROR: grep timed out after 30s — narrow the pattern or path.": "timed out",
+	} {
+		if got := OutcomeClass(transcript.ToolResult{Result: result}); got != want {
+			t.Errorf("%q: %s, want %s", result, got, want)
+		}
+	}
+}
