@@ -10,7 +10,7 @@
 //   - a 10,000-line diff: from enter to the review on screen, through the
 //     real runs store and git.
 //
-// Usage: go run ./scripts/perftui [-runs 10000] [-rate 200] [-seconds 10] [-events 50000]
+// Usage: go run ./tui/perftui [-runs 10000] [-rate 200] [-seconds 10] [-events 50000]
 package main
 
 import (
