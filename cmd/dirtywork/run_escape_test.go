@@ -297,18 +297,22 @@ func TestRunAllowCommitChangesOnlyTheLane(t *testing.T) {
 }
 
 func TestRunFillIsStoppedDuringTheCommand(t *testing.T) {
-	e := newEscapeRun(t, nil)
-	payload := e.run([]string{
-		"for i in $(seq 200); do head -c 1048576 /dev/urandom > fill$i; sleep 0.02; done; echo done > finished",
-	}, "--max-worktree-mb", "50")
-	if payload["status"] != "budget_exceeded" || !strings.Contains(payload["final_message"].(string), "worktree exceeds 50 MB") {
-		t.Fatalf("payload %v", payload)
-	}
-	wt := payload["worktree"].(string)
-	if _, err := os.Stat(filepath.Join(wt, "finished")); err == nil {
-		t.Error("the command ran to its end")
-	}
-	if _, err := os.Stat(filepath.Join(wt, "fill1")); err != nil {
-		t.Errorf("the evidence is gone: %v", err)
+	for _, cred := range escapeUsers(t) {
+		t.Run(userName(cred), func(t *testing.T) {
+			e := newEscapeRun(t, cred)
+			payload := e.run([]string{
+				"for i in $(seq 200); do head -c 1048576 /dev/urandom > fill$i; sleep 0.02; done; echo done > finished",
+			}, "--max-worktree-mb", "50")
+			if payload["status"] != "budget_exceeded" || !strings.Contains(payload["final_message"].(string), "worktree exceeds 50 MB") {
+				t.Fatalf("payload %v", payload)
+			}
+			wt := payload["worktree"].(string)
+			if _, err := os.Stat(filepath.Join(wt, "finished")); err == nil {
+				t.Error("the command ran to its end")
+			}
+			if _, err := os.Stat(filepath.Join(wt, "fill1")); err != nil {
+				t.Errorf("the evidence is gone: %v", err)
+			}
+		})
 	}
 }
