@@ -80,7 +80,7 @@ func newDoctorCmd(io *streams) *cobra.Command {
   model server   the server at --base-url (as run resolves it) and the models it serves;
                  with --model (or DIRTYWORK_MODEL, or the config file), whether it is loaded
   runs           the runs root: a private directory of this user, and how many runs it holds
-  orphans        what crashed runs left behind (worktrees, containers, volumes)
+  orphans        what runs reconcile --dry-run finds: crashed runs and their leftovers
 
 Exit 0 when nothing failed (warnings allowed), 1 when a check failed, 2 for a
 usage error. --json prints {"ok", "checks": [{name, status (ok|warn|fail|skipped),
