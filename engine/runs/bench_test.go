@@ -142,3 +142,26 @@ func BenchmarkAccept1000Files(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDiffLargeTree is Diff (what review and accept start with) of a
+// 10-file change in a repository of 20,000 files.
+func BenchmarkDiffLargeTree(b *testing.B) {
+	e := newEnv(b)
+	repo := newRepo(b)
+	for i := range 20000 {
+		writeFile(b, filepath.Join(repo, "src", fmt.Sprintf("d%03d", i%200), fmt.Sprintf("f%05d.go", i)), fmt.Sprintf("package p\n// %d\n", i))
+	}
+	git(b, repo, "add", "-A")
+	git(b, repo, "commit", "-q", "-m", "tree")
+	wt := e.addLaneRun(repo, "big", nil)
+	for i := range 10 {
+		writeFile(b, filepath.Join(wt, "src", fmt.Sprintf("d%03d", i), fmt.Sprintf("f%05d.go", i)), "package p\n// changed\n")
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		d, err := e.store.Diff(b.Context(), "big", DiffOptions{})
+		if err != nil || len(d.Files) != 10 {
+			b.Fatal(err, d)
+		}
+	}
+}

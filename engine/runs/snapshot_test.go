@@ -51,7 +51,7 @@ func TestSnapshotRefusals(t *testing.T) {
 	if err := os.Mkdir(wt+".pre-resume-other", 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Snapshot(t.Context(), "stashed"); !errors.Is(err, ErrPreResumeStash) || !strings.Contains(err.Error(), "before snapshotting") {
+	if _, err := e.store.Snapshot(t.Context(), "stashed"); err == nil || !strings.Contains(err.Error(), "pre-resume stash") {
 		t.Errorf("stash: %v", err)
 	}
 
@@ -83,5 +83,17 @@ func TestStopRefusesARunThatIsNotAlive(t *testing.T) {
 	e.addRun("done", map[string]any{"host_pid": os.Getpid()})
 	if err := e.store.Stop("done"); !errors.Is(err, ErrNotAlive) {
 		t.Errorf("stop of a finished run: %v", err)
+	}
+}
+
+func TestOutcomeClasses(t *testing.T) {
+	for result, want := range map[string]string{
+		"ERROR: command timed out after 120s": "timed out", "ERROR: no such file": "ERROR",
+		"BLOCKED: sudo is not allowed": "BLOCKED", "exit code: 0\nok": "ok",
+		"ERROR: grep timed out after 30s — narrow the pattern or path.": "timed out",
+	} {
+		if got := OutcomeClass(transcript.ToolResult{Result: result}); got != want {
+			t.Errorf("%q: %s, want %s", result, got, want)
+		}
 	}
 }
