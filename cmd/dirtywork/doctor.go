@@ -22,7 +22,6 @@ import (
 	"github.com/dirtywork/dirtywork/engine/provider/openai"
 	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
-	"github.com/dirtywork/dirtywork/sandbox/host/confine"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -266,24 +265,17 @@ func shortID(id string) string {
 }
 
 // checkHostSandbox reports the host jail's layers as the jail probes them;
-// a build whose jail reports none falls back to what the confinement of
-// bash can tell (the kernel's Landlock ABI).
+// a system where the jail reports none (not Linux) cannot run host mode
+// confined.
 func checkHostSandbox(ctx context.Context) check {
 	c := check{Name: "host sandbox"}
 	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
 	rep := jail.Probe(cctx)
 	if len(rep.Layers) == 0 {
-		abi := confine.KernelABI()
-		c.Data = map[string]any{"landlock_abi": abi}
-		if abi == 0 {
-			c.Status = checkFail
-			c.Problem = "this kernel does not enforce Landlock, which host mode needs to confine bash"
-			c.Fix = "use a kernel with Landlock enabled (5.13 or later, landlock in lsm=), or the docker sandbox; " +
-				"DIRTYWORK_ALLOW_UNCONFINED=1 runs host mode guarded by the deny-list only"
-			return c
-		}
-		c.Status, c.Detail = checkOK, fmt.Sprintf("Landlock ABI %d", abi)
+		c.Status = checkFail
+		c.Problem = "the host sandbox's jail needs Linux"
+		c.Fix = "use the docker sandbox; DIRTYWORK_ALLOW_UNCONFINED=1 runs host mode without any jail"
 		return c
 	}
 	c.Data = rep
