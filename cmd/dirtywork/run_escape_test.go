@@ -239,6 +239,16 @@ func TestRunGitEscapesFail(t *testing.T) {
 			if err != nil || !strings.Contains(string(rec), `"evil/.git"`) {
 				t.Errorf("dropped_git_entries does not list evil/.git:\n%s", rec)
 			}
+			var record struct {
+				Jail struct {
+					UserNS  struct{ Enabled bool } `json:"user_ns"`
+					Seccomp struct{ Enabled bool } `json:"seccomp"`
+					Network struct{ Mode string } `json:"network"`
+				} `json:"jail"`
+			}
+			if err := json.Unmarshal(rec, &record); err != nil || !record.Jail.UserNS.Enabled || !record.Jail.Seccomp.Enabled || record.Jail.Network.Mode != "none" {
+				t.Errorf("run.json's jail: %+v (%v)", record.Jail, err)
+			}
 			// The review the docs recommend, and dirtywork's own git.
 			for _, args := range [][]string{{"status"}, {"status", "--porcelain", "--ignore-submodules=none"}, {"diff"}, {"diff", "HEAD"}, {"add", "-A", "--dry-run"}} {
 				_ = e.command(wt, "git", append([]string{"-C", wt}, args...)...).Run()
