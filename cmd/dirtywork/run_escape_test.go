@@ -243,7 +243,7 @@ func TestRunGitEscapesFail(t *testing.T) {
 				Jail struct {
 					UserNS  struct{ Enabled bool } `json:"user_ns"`
 					Seccomp struct{ Enabled bool } `json:"seccomp"`
-					Network struct{ Mode string } `json:"network"`
+					Network struct{ Mode string }  `json:"network"`
 				} `json:"jail"`
 			}
 			if err := json.Unmarshal(rec, &record); err != nil || !record.Jail.UserNS.Enabled || !record.Jail.Seccomp.Enabled || record.Jail.Network.Mode != "none" {

@@ -53,7 +53,7 @@ func probeKey(dirs []string) string {
 		// The file system, not the path: idmapping is a property of it.
 		var st syscall.Stat_t
 		if err := syscall.Stat(d, &st); err == nil {
-			fmt.Fprintf(h, "dir=%d\n", uint64(st.Dev))
+			fmt.Fprintf(h, "dir=%v\n", st.Dev)
 		} else {
 			fmt.Fprintf(h, "dir=%s?\n", d)
 		}
