@@ -29,6 +29,13 @@ type tmuxPane struct {
 // the (isolated) test environment.
 func startTUI(t *testing.T, w, h int, env []string, args ...string) *tmuxPane {
 	t.Helper()
+	return startTUIWith(t, os.Args[0], w, h, env, args...)
+}
+
+// startTUIWith is startTUI with another binary (a real build, for the
+// docker sandbox, which runs the binary as its tool server).
+func startTUIWith(t *testing.T, exe string, w, h int, env []string, args ...string) *tmuxPane {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is needed for the real-terminal tests (scripts/test-all installs it): %v", err)
 	}
@@ -44,7 +51,7 @@ func startTUI(t *testing.T, w, h int, env []string, args ...string) *tmuxPane {
 		}
 		fmt.Fprintf(&sh, "export %s=%s\n", k, shellQuote(v))
 	}
-	quoted := []string{shellQuote(os.Args[0])}
+	quoted := []string{shellQuote(exe)}
 	for _, a := range args {
 		quoted = append(quoted, shellQuote(a))
 	}
