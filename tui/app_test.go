@@ -602,8 +602,10 @@ func TestZoomAndFocus(t *testing.T) {
 
 func TestQuickRunStartedElsewhereIsAnnounced(t *testing.T) {
 	h := newSample(t, 120, 40)
-	h.change(backend.Run{Slug: "quick-0300", Repo: "/src/api", Task: "quick", Status: backend.StatusCompleted,
-		Started: t0, Ended: t0.Add(time.Second), Turns: 2})
+	h.change(backend.Run{
+		Slug: "quick-0300", Repo: "/src/api", Task: "quick", Status: backend.StatusCompleted,
+		Started: t0, Ended: t0.Add(time.Second), Turns: 2,
+	})
 	if len(h.raw) == 0 {
 		t.Fatal("a run that ended unseen was not announced")
 	}
