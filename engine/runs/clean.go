@@ -12,6 +12,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -227,13 +228,16 @@ func (c *cleaner) removeObject(ctx context.Context, kind, name string, want map[
 	c.act("removed-"+kind, "%s", name)
 }
 
-// exportFirst keeps a work volume's tree: when the volume exists and the
-// worktree holds nothing but its .git file, the tree is exported into it
-// (the validated export) before the volume may go. False means the
-// volume must stay.
+// exportFirst keeps a work volume's tree: unless the run's record says
+// its export succeeded (export_status ok), the volume may hold the only
+// copy of the work, so it is exported into the worktree (the validated
+// export) before it may go. A crashed run's lane holds only what the
+// sandbox wrote (the base tree, a partial export): when the export refuses
+// it, it is reduced to its .git file and the export tried once more.
+// False means the volume must stay.
 func (c *cleaner) exportFirst(ctx context.Context, volume string, want map[string]string) bool {
 	rec := &c.run.Record
-	if rec.Worktree == "" || !onlyGitFile(rec.Worktree) {
+	if rec.ExportStatus == "ok" || rec.Worktree == "" {
 		return true
 	}
 	labels, err := c.s.docker.VolumeLabels(ctx, volume)
@@ -241,10 +245,17 @@ func (c *cleaner) exportFirst(ctx context.Context, volume string, want map[strin
 		return true // absent, or not ours: removeObject says so
 	}
 	if c.opts.DryRun {
-		c.act("export-volume", "%s into %s (its tree never reached the worktree)", volume, rec.Worktree)
+		c.act("export-volume", "%s into %s (the record has no successful export)", volume, rec.Worktree)
 		return true
 	}
-	res, err := c.s.export(ctx, c.run.Slug, engine.ExportOptions{KeepVolume: true, DefaultImage: c.s.defaultImage})
+	opts := engine.ExportOptions{KeepVolume: true, DefaultImage: c.s.defaultImage, RunsRoot: c.s.root}
+	res, err := c.s.export(ctx, c.run.Slug, opts)
+	if (err != nil || res == nil || !res.OK) && c.run.Crashed() && !onlyGitFile(rec.Worktree) {
+		if cerr := export.Clear(rec.Worktree); cerr == nil {
+			c.act("cleared-worktree", "%s (the crashed run's own partial copy; the volume holds the whole tree)", rec.Worktree)
+			res, err = c.s.export(ctx, c.run.Slug, opts)
+		}
+	}
 	if err != nil || res == nil || !res.OK {
 		reason := "export failed"
 		if err != nil {
@@ -252,7 +263,7 @@ func (c *cleaner) exportFirst(ctx context.Context, volume string, want map[strin
 		} else if res != nil {
 			reason = res.Status
 		}
-		c.act("skip-volume", "%s: its tree never reached the worktree and cannot be exported (%s); kept", volume, reason)
+		c.act("skip-volume", "%s: the record has no successful export and the volume cannot be exported (%s); kept", volume, reason)
 		return false
 	}
 	c.act("exported-volume", "%s into %s", volume, rec.Worktree)
@@ -415,8 +426,8 @@ func (c *cleaner) stashes(worktreeRemoved bool) {
 	if wt == "" {
 		return
 	}
-	own := wt + ".pre-resume-" + c.run.Slug
-	all, _ := filepath.Glob(wt + ".pre-resume-*")
+	own := wt + engine.PreResumeMarker + c.run.Slug
+	all, _ := engine.PreResumeStashes(wt)
 	for _, st := range all {
 		if st != own && !worktreeRemoved && !c.opts.Force {
 			continue

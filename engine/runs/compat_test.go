@@ -26,7 +26,7 @@ func TestCleanActionLinesMatchThe091Fixture(t *testing.T) {
 	e := newEnv(t)
 	repo := newRepo(t)
 	for _, s := range []string{"slug1", "slug2", "slug3", "slug4"} {
-		rec := map[string]any{"sandbox": "docker", "container": "dw-" + s}
+		rec := map[string]any{"sandbox": "docker", "container": "dw-" + s, "export_status": "ok"}
 		if s != "slug3" {
 			rec["volume"] = "dw-" + s + "-work"
 		}

@@ -2,12 +2,10 @@ package runs
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
+
+	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // StrictFields are the run.json keys resume and snapshot need as strings
@@ -29,38 +27,17 @@ func (r *Run) Strict() error {
 	return nil
 }
 
-// ErrPreResumeStash marks a worktree with a pre-resume stash beside it.
-var ErrPreResumeStash = errors.New("pre-resume stash")
-
-// Guard applies RE-4's guards, shared by resume, snapshot and
-// --branch-from @slug; verb and gerund word the refusals ("resume",
-// "resuming"). It returns the checked lane.
-func (s *Store) Guard(ctx context.Context, run *Run, verb, gerund string) (*lane, error) {
-	rec := &run.Record
-	if rec.Status == StatusRunning && run.Alive {
-		return nil, fmt.Errorf("'%s' is still in progress; wait for it to end before %s", run.Slug, gerund)
-	}
-	fi, err := os.Lstat(rec.Worktree)
-	if err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("worktree %s of '%s' is missing; nothing to %s", rec.Worktree, run.Slug, verb)
-	}
-	if _, err := os.Lstat(filepath.Join(rec.Worktree, ".git")); err != nil {
-		return nil, fmt.Errorf("worktree %s of '%s' has no .git; nothing to %s", rec.Worktree, run.Slug, verb)
-	}
-	l, err := s.openLane(ctx, run)
+// Guard applies RE-4's guards for use, shared with resume and
+// --branch-from @slug: engine.GuardPriorRun decides (a *PreflightError
+// worded for the use), then the lane is opened as the store's other verbs
+// open it.
+func (s *Store) Guard(ctx context.Context, run *Run, use engine.PriorUse) (*lane, error) {
+	raw, err := transcript.ReadRecord(run.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("worktree %s of '%s' is not a linked worktree of %s: %w", rec.Worktree, run.Slug, rec.Repo, err)
+		return nil, err
 	}
-	if stashes := PreResumeStashes(rec.Worktree); len(stashes) > 0 {
-		return nil, fmt.Errorf("%w beside the worktree of '%s' (%s); move it away before %s",
-			ErrPreResumeStash, run.Slug, strings.Join(stashes, ", "), gerund)
+	if _, err := engine.GuardPriorRun(ctx, run.Dir, raw, use); err != nil {
+		return nil, err
 	}
-	return l, nil
-}
-
-// PreResumeStashes lists the <worktree>.pre-resume-* siblings, sorted.
-func PreResumeStashes(worktree string) []string {
-	m, _ := filepath.Glob(worktree + ".pre-resume-*")
-	sort.Strings(m)
-	return m
+	return s.openLane(ctx, run)
 }

@@ -115,12 +115,18 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 	for _, v := range vs {
 		slug := v.Run()
 		run := bySlug[slug]
-		if crashed[slug] || (run != nil && (run.Alive || run.Record.Status == StatusRunning)) {
+		reap := v.Labels[docker.LabelReap] == "1"
+		if !reap && (crashed[slug] || (run != nil && (run.Alive || run.Record.Status == StatusRunning))) {
 			continue
 		}
 		_, vols, _ := docker.RunObjectNames(slug)
 		tools := len(vols) == 2 && v.Name == vols[1]
 		switch {
+		case v.Labels[docker.LabelReap] == "1":
+			rep.Orphans = append(rep.Orphans, Orphan{
+				Kind: "volume", Name: v.Name, Slug: slug, Action: "remove",
+				Detail: "left to be reaped (" + docker.LabelReap + "=1): a removal the sandbox handed off",
+			})
 		case tools:
 			rep.Orphans = append(rep.Orphans, Orphan{
 				Kind: "volume", Name: v.Name, Slug: slug, Action: "remove",
@@ -159,6 +165,9 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 			rep.Cleaned = append(rep.Cleaned, s.Clean(ctx, o.Slug, CleanOptions{Force: true, KeepTranscript: true}))
 		case "remove":
 			want := map[string]string{docker.LabelRun: o.Slug}
+			if o.Kind == "volume" && strings.Contains(o.Detail, docker.LabelReap) {
+				want[docker.LabelReap] = "1"
+			}
 			remove := s.docker.RemoveContainer
 			if o.Kind == "volume" {
 				remove = s.docker.RemoveVolume

@@ -1,20 +1,31 @@
 package runs
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
 func TestReconcileCleansCrashedRunsAndOnlyReportsTheRest(t *testing.T) {
 	e := newEnv(t)
 	repo := newRepo(t)
+	// A docker run killed mid-run: its lane holds the base tree the
+	// sandbox filled it with, the worker's file is only in the volume.
 	wt := e.addLaneRun(repo, "crashed", map[string]any{"status": "running", "sandbox": "docker", "container": "dw-crashed", "volume": "dw-crashed-work"})
-	writeFile(t, filepath.Join(wt, "work.txt"), "the worker wrote this\n")
-	crash(t, filepath.Join(e.root, "crashed"))
+	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(_ context.Context, slug string, opts engine.ExportOptions) (*engine.ExportResult, error) {
+		if slug != "crashed" || opts.RunsRoot != e.root {
+			t.Errorf("export of %s in %s", slug, opts.RunsRoot)
+		}
+		writeFile(t, filepath.Join(wt, "work.txt"), "the worker wrote this\n")
+		return &engine.ExportResult{Slug: slug, OK: true, Status: "ok"}, nil
+	}))
+	crashRunDir(t, filepath.Join(e.root, "crashed"))
 	e.docker.addContainer("dw-crashed", "exited", "crashed", repo)
 	e.docker.addVolume("dw-crashed-work", "crashed", repo)
 	e.docker.addVolume("dw-crashed-tools", "crashed", repo)
@@ -134,15 +145,26 @@ func mustRepo(t *testing.T, path string) gitops.Repo {
 	return r
 }
 
-// crash leaves a run dir as a killed run leaves it: the liveness file
-// there, its lock dropped.
-func crash(t *testing.T, dir string) {
-	t.Helper()
-	lock, err := transcript.AcquireLiveness(dir)
+func TestReconcileReapsHandedOffVolumeRemovals(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	e.addLaneRun(repo, "live", map[string]any{"status": "running"})
+	lock, err := transcript.AcquireLiveness(filepath.Join(e.root, "live"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := lock.Release(); err != nil {
+	defer func() { _ = lock.Release() }()
+	e.docker.addVolume("dw-live-reap1", "live", repo)
+	e.docker.volumes["dw-live-reap1"].Labels[docker.LabelReap] = "1"
+	e.docker.addVolume("dw-live-work", "live", repo)
+	rep, err := e.store.Reconcile(t.Context(), ReconcileOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if _, ok := e.docker.volumes["dw-live-reap1"]; ok || !equal(rep.Removed, []string{"dw-live-reap1"}) {
+		t.Errorf("removed %v", rep.Removed)
+	}
+	if _, ok := e.docker.volumes["dw-live-work"]; !ok {
+		t.Error("a live run's volume was removed")
 	}
 }

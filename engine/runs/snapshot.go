@@ -26,8 +26,8 @@ type SnapshotResult struct {
 }
 
 // ErrEmptyTree refuses a snapshot that would commit the deletion of
-// every file.
-var ErrEmptyTree = errors.New("empty tree")
+// every file (gitops' own, so both snapshots match the same error).
+var ErrEmptyTree = gitops.ErrEmptyTree
 
 // emptyTree is git's empty tree (SHA-1).
 const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -45,7 +45,7 @@ func (s *Store) Snapshot(ctx context.Context, slug string) (*SnapshotResult, err
 	if err := run.Strict(); err != nil {
 		return nil, err
 	}
-	l, err := s.Guard(ctx, run, "snapshot", "snapshotting")
+	l, err := s.Guard(ctx, run, engine.UseSnapshot)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +114,7 @@ func (s *Store) Export(ctx context.Context, slug string, opts engine.ExportOptio
 	if opts.DefaultImage == "" {
 		opts.DefaultImage = s.defaultImage
 	}
+	opts.RunsRoot = s.root
 	return s.export(ctx, slug, opts)
 }
 
