@@ -40,6 +40,8 @@ type Workspace struct {
 	// container ended, readyErr set if it failed (checkOutMeanwhile).
 	ready    chan struct{}
 	readyErr error
+	// meas is the measurer (ws_measurer.go), once started; guarded by mu.
+	meas *session
 	toolbox  Toolbox // for the image's architecture; cleared once uploaded
 	local    bool    // the daemon runs on this machine
 
@@ -161,6 +163,9 @@ func (w *Workspace) open(ctx context.Context) error {
 	if err := w.initRepo(ctx, s, true); err != nil {
 		return err
 	}
+	if err := w.startOutside(ctx); err != nil {
+		return err
+	}
 	if err := w.runSetup(ctx); err != nil {
 		return err
 	}
@@ -249,6 +254,9 @@ func (w *Workspace) Close() error {
 	if err := w.removeOwnContainer(ctx, w.names.Container); err != nil {
 		errs = append(errs, err)
 	}
+	if err := w.removeOwnContainer(ctx, w.names.Measurer); err != nil {
+		errs = append(errs, err)
+	}
 	vols := []string{w.names.ToolsVolume}
 	if !keep {
 		vols = append(vols, w.names.WorkVolume)
@@ -275,9 +283,12 @@ func (w *Workspace) stopContainer() {
 	w.resetMu.Lock()
 	defer w.resetMu.Unlock()
 	w.mu.Lock()
-	s := w.sess
-	w.sess = nil
+	s, m := w.sess, w.meas
+	w.sess, w.meas = nil, nil
 	w.mu.Unlock()
+	if m != nil {
+		w.discardSession(m) // it measures only while the worker runs
+	}
 	if s == nil {
 		return
 	}

@@ -27,6 +27,9 @@ func (s *server) prepare(kind string, raw json.RawMessage) (job, error) {
 	if len(raw) == 0 {
 		return nil, errors.New("missing arguments")
 	}
+	if s.cfg.MeasureOnly && kind != kindHello && kind != kindMeasure {
+		return nil, fmt.Errorf("%s: this server only measures", kind)
+	}
 	switch kind {
 	case kindHello:
 		var a helloArgs
