@@ -41,9 +41,9 @@ type Workspace struct {
 	ready    chan struct{}
 	readyErr error
 	// meas is the measurer (ws_measurer.go), once started; guarded by mu.
-	meas *session
-	toolbox  Toolbox // for the image's architecture; cleared once uploaded
-	local    bool    // the daemon runs on this machine
+	meas    *session
+	toolbox Toolbox // for the image's architecture; cleared once uploaded
+	local   bool    // the daemon runs on this machine
 
 	// resetMu serialises resets, watchdog kills and the final stop, so a
 	// container is never replaced twice at once.
