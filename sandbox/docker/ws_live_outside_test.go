@@ -3,6 +3,7 @@
 package docker
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -131,4 +132,59 @@ func TestLiveSparseFiles(t *testing.T) {
 	if used > 1<<20 {
 		t.Errorf("the lane held %d bytes after the refusal", used)
 	}
+}
+
+// With DetachRemoval, Close does not wait for the volumes' removal: a
+// reap marker stands for them until they are gone, and ReapMarked (the
+// next run's, or reconcile's) removes what is left and the marker. A
+// marker never removes a volume of another run.
+func TestLiveDetachedRemovalIsReaped(t *testing.T) {
+	cl := liveClient(t)
+	slug := newSlug(t)
+	r := newLiveRepo(t, slug, map[string]string{"a.txt": "a\n"})
+	cfg := liveConfig(slug, r)
+	cfg.DetachRemoval = true
+	w, err := Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bash(t, w, "for i in $(seq 2000); do echo $i > f$i; done")
+	if fin, err := w.Finalize(t.Context()); err != nil || fin.ExportStatus != "ok" {
+		t.Fatalf("finalize: %+v, %v", fin.ExportStatus, err)
+	}
+	start := time.Now()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Close took %v", time.Since(start).Round(time.Millisecond))
+	// A foreign volume named by a forged marker stays.
+	other := newSlug(t)
+	otherNames, _ := namesFor(other)
+	if err := cl.createVolume(t.Context(), otherNames.WorkVolume, labelsFor(other, r.root)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.removeVolume(context.WithoutCancel(t.Context()), otherNames.WorkVolume) })
+	forged, err := cl.createContainer(t.Context(), "dw-"+slug+"-forged", reapMarkerSpec(w.imageID, labelsFor(slug, r.root), []string{otherNames.WorkVolume}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.removeContainer(context.WithoutCancel(t.Context()), forged) })
+	deadline := time.Now().Add(time.Minute)
+	for {
+		cl.ReapMarked(t.Context())
+		_, errW := cl.volumeLabels(t.Context(), w.names.WorkVolume)
+		_, errT := cl.volumeLabels(t.Context(), w.names.ToolsVolume)
+		_, errM := cl.inspectContainer(t.Context(), w.names.Container+"-reap")
+		if errors.Is(errW, ErrNotFound) && errors.Is(errT, ErrNotFound) && errors.Is(errM, ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute: work %v, tools %v, marker %v", errW, errT, errM)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, err := cl.volumeLabels(t.Context(), otherNames.WorkVolume); err != nil {
+		t.Errorf("a forged marker removed another run's volume: %v", err)
+	}
+	assertGone(t, cl, cfg, false)
 }

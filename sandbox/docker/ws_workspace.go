@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
@@ -41,9 +42,13 @@ type Workspace struct {
 	ready    chan struct{}
 	readyErr error
 	// meas is the measurer (ws_measurer.go), once started; guarded by mu.
-	meas    *session
-	toolbox Toolbox // for the image's architecture; cleared once uploaded
-	local   bool    // the daemon runs on this machine
+	meas *session
+	// reaping is the removal of what finished runs left (ReapMarked);
+	// Close waits for it.
+	reaping     sync.WaitGroup
+	stopReaping context.CancelFunc
+	toolbox     Toolbox // for the image's architecture; cleared once uploaded
+	local       bool    // the daemon runs on this machine
 
 	// resetMu serialises resets, watchdog kills and the final stop, so a
 	// container is never replaced twice at once.
@@ -143,6 +148,13 @@ func (w *Workspace) open(ctx context.Context) error {
 		}
 	}
 	w.cfg.trace("volumes")
+	// What finished runs left to remove goes meanwhile.
+	rctx, stopReaping := context.WithTimeout(context.Background(), reapTimeout)
+	w.stopReaping = stopReaping
+	w.reaping.Go(func() {
+		defer stopReaping()
+		w.cl.ReapMarked(rctx)
+	})
 	s, err := w.startSession(ctx, true)
 	// The pack and the tool server live in the tools volume now (or never
 	// will); a carried build's bytes need not stay in memory.
@@ -261,12 +273,19 @@ func (w *Workspace) Close() error {
 	if !keep {
 		vols = append(vols, w.names.WorkVolume)
 	}
-	for _, v := range vols {
-		if err := w.removeOwnVolume(ctx, v); err != nil {
+	if w.cfg.DetachRemoval && w.imageID != "" {
+		if err := w.removeDetached(ctx, vols); err != nil {
 			errs = append(errs, err)
+		}
+	} else {
+		for _, v := range vols {
+			if err := w.removeOwnVolume(ctx, v); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	w.cfg.trace("removed")
+	w.waitReaping()
 	if w.pack != nil {
 		w.pack.Close()
 	}
@@ -329,4 +348,20 @@ func (w *Workspace) removeOwnVolume(ctx context.Context, name string) error {
 		return fmt.Errorf("volume %s is not this run's (label %s); left alone", name, labelRun)
 	}
 	return w.cl.removeVolume(ctx, name)
+}
+
+// waitReaping lets the removal of what finished runs left go on for a
+// moment, then stops it: what it did not finish, the next run does.
+func (w *Workspace) waitReaping() {
+	if w.stopReaping == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() { w.reaping.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(detachedWait):
+		w.stopReaping()
+		<-done
+	}
 }
