@@ -164,7 +164,7 @@ func TestLiveDetachedRemovalIsReaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cl.removeVolume(context.WithoutCancel(t.Context()), otherNames.WorkVolume) })
-	forged, err := cl.createContainer(t.Context(), "dw-"+slug+"-forged", reapMarkerSpec(w.imageID, labelsFor(slug, r.root), []string{otherNames.WorkVolume}))
+	forged, err := cl.createContainer(t.Context(), "dw-"+slug+"-forged", reapMarkerSpec(w.imageID, labelsFor(slug, r.root), []string{otherNames.WorkVolume}, ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -350,6 +350,10 @@ func (w *Workspace) removeOwnVolume(ctx context.Context, name string) error {
 	return w.cl.removeVolume(ctx, name)
 }
 
+// reapGrace is how long Close lets the removal of what finished runs left
+// go on before it stops it.
+const reapGrace = 300 * time.Millisecond
+
 // waitReaping lets the removal of what finished runs left go on for a
 // moment, then stops it: what it did not finish, the next run does.
 func (w *Workspace) waitReaping() {
@@ -360,7 +364,7 @@ func (w *Workspace) waitReaping() {
 	go func() { w.reaping.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(detachedWait):
+	case <-time.After(reapGrace):
 		w.stopReaping()
 		<-done
 	}
