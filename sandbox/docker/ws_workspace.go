@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -259,16 +260,15 @@ func (w *Workspace) Close() error {
 	}
 	ctx, cancel := cleanupContext()
 	defer cancel()
-	var errs []error
-	if err := w.removeOwnContainer(ctx, w.names.Setup); err != nil {
-		errs = append(errs, err)
+	// The containers go at once, each a daemon call of its own.
+	names := []string{w.names.Setup, w.names.Container, w.names.Measurer}
+	cerrs := make([]error, len(names))
+	var removing sync.WaitGroup
+	for i, name := range names {
+		removing.Go(func() { cerrs[i] = w.removeOwnContainer(ctx, name) })
 	}
-	if err := w.removeOwnContainer(ctx, w.names.Container); err != nil {
-		errs = append(errs, err)
-	}
-	if err := w.removeOwnContainer(ctx, w.names.Measurer); err != nil {
-		errs = append(errs, err)
-	}
+	removing.Wait()
+	errs := slices.DeleteFunc(cerrs, func(err error) bool { return err == nil })
 	vols := []string{w.names.ToolsVolume}
 	if !keep {
 		vols = append(vols, w.names.WorkVolume)

@@ -173,8 +173,11 @@ func (s *server) budgetVerdict(ctx context.Context) (any, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	r := measureResult{EscapingSymlinks: [][]byte{}}
+	r := measureResult{EscapingSymlinks: [][]byte{}, LongPaths: [][]byte{}}
 	r.Bytes, r.Entries = b.Totals()
+	for _, p := range b.LongPaths() {
+		r.LongPaths = append(r.LongPaths, []byte(p))
+	}
 	var be *sandbox.BudgetError
 	switch {
 	case errors.As(err, &be):
