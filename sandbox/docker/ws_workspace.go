@@ -46,7 +46,9 @@ type Workspace struct {
 	meas *session
 	// reaping is the removal of what finished runs left (ReapMarked);
 	// Close waits for it.
-	reaping     sync.WaitGroup
+	reaping sync.WaitGroup
+	// discarding is the measurer's removal once the worker stopped.
+	discarding  sync.WaitGroup
 	stopReaping context.CancelFunc
 	toolbox     Toolbox // for the image's architecture; cleared once uploaded
 	local       bool    // the daemon runs on this machine
@@ -260,6 +262,7 @@ func (w *Workspace) Close() error {
 	}
 	ctx, cancel := cleanupContext()
 	defer cancel()
+	w.discarding.Wait()
 	// The containers go at once, each a daemon call of its own.
 	names := []string{w.names.Setup, w.names.Container, w.names.Measurer}
 	cerrs := make([]error, len(names))
@@ -306,7 +309,8 @@ func (w *Workspace) stopContainer() {
 	w.sess, w.meas = nil, nil
 	w.mu.Unlock()
 	if m != nil {
-		w.discardSession(m) // it measures only while the worker runs
+		// It measures only while the worker runs; Close waits for it to go.
+		w.discarding.Go(func() { w.discardSession(m) })
 	}
 	if s == nil {
 		return
