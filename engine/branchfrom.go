@@ -43,8 +43,7 @@ func (r *Runner) resolveBranchFrom(ctx context.Context, p *prepared) error {
 		return refuse("", "run '%s' records no branch to branch from", slug)
 	}
 	if wt, _ := rec.String("worktree"); wt != "" {
-		repo, _ := rec.String("repo")
-		if err := r.snapshotRun(ctx, dir, slug, repo, wt, branch); err != nil {
+		if err := r.snapshotRun(ctx, dir, slug, rec); err != nil {
 			return err
 		}
 	}
@@ -53,55 +52,29 @@ func (r *Runner) resolveBranchFrom(ctx context.Context, p *prepared) error {
 }
 
 // snapshotRun commits a prior run's uncommitted work onto its branch, so
-// the new run starts from everything it did. A live run is refused.
-func (r *Runner) snapshotRun(ctx context.Context, runDir, slug, repoPath, worktree, branch string) error {
-	if _, err := os.Stat(worktree); errors.Is(err, fs.ErrNotExist) {
+// the new run starts from everything it did. The worktree must pass the
+// resume guards (a live run, a foreign worktree, a pre-resume stash are
+// refused); its git dir comes from git's own worktree records in the
+// common dir, checked against the lane manifest where the run has a lane
+// (runs of dirtywork 0.9.1 have none), never from the worktree's .git
+// file, which the worker could have redirected.
+func (r *Runner) snapshotRun(ctx context.Context, runDir, slug string, rec transcript.Record) error {
+	wt, _ := rec.String("worktree")
+	if _, err := os.Lstat(wt); errors.Is(err, fs.ErrNotExist) {
 		return nil // the worktree is gone; its branch is all there is
 	}
-	alive, err := transcript.IsAlive(runDir)
+	prior, err := GuardPriorRun(ctx, runDir, rec, UseBranchFrom)
 	if err != nil {
-		return refuse("", "cannot tell whether run '%s' is alive: %v", slug, err)
+		return err
 	}
-	if alive {
-		return refuse("wait for it to end, or stop it", "run '%s' is still in progress; it must end before snapshotting its work", slug)
-	}
-	// The worktree's git dir comes from the lane manifest, never from the
-	// worktree's .git file, which the worker could have redirected.
-	gitDir, err := laneGitDir(ctx, repoPath, slug, worktree, branch)
-	if err != nil {
-		return refuse("", "run '%s': %v", slug, err)
-	}
-	snap, err := gitops.New().SnapshotWorktree(ctx, worktree, gitDir, "dirtywork: snapshot of run "+slug)
+	snap, err := gitops.New().SnapshotWorktree(ctx, prior.Worktree, prior.GitDir, "dirtywork: snapshot of run "+slug)
 	if err != nil {
 		return refuse("", "%v", err)
 	}
 	if snap.Changed {
-		fmt.Fprintf(r.Stderr, "snapshot %s on %s (from @%s)\n", snap.Commit, branch, slug)
+		fmt.Fprintf(r.Stderr, "snapshot %s on %s (from @%s)\n", snap.Commit, prior.Branch, slug)
 	}
 	return nil
-}
-
-// laneGitDir finds the run's lane in its repository's manifest and checks
-// it is the worktree and branch run.json names.
-func laneGitDir(ctx context.Context, repoPath, slug, worktree, branch string) (string, error) {
-	repo, err := gitops.ResolveRepo(ctx, repoPath)
-	if err != nil {
-		return "", err
-	}
-	lanes, err := gitops.NewManager(nil, repo).List(ctx)
-	if err != nil {
-		return "", err
-	}
-	for _, l := range lanes {
-		if l.ID != slug {
-			continue
-		}
-		if !samePath(l.Worktree, worktree) || l.Branch != branch {
-			return "", fmt.Errorf("its lane (%s on %s) does not match run.json (%s on %s)", l.Worktree, l.Branch, worktree, branch)
-		}
-		return l.GitDir, nil
-	}
-	return "", fmt.Errorf("no lane of that run in %s", repo.Root)
 }
 
 func samePath(a, b string) bool {

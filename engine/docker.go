@@ -106,6 +106,7 @@ func (r *Runner) openDocker(ctx context.Context, p *prepared, rec *record, slug 
 	cfg.Slug = slug
 	cfg.Worktree, cfg.Branch, cfg.BaseCommit = lane.Worktree, lane.Branch, lane.BaseCommit
 	cfg.RunDir = rec.dir
+	cfg.Resume = p.resume != nil
 	cfg.OnReset = events.reset
 	cfg.OnSetup = events.setupDone
 	cfg.Trace = r.mark

@@ -40,7 +40,7 @@ func (r *Runner) failAfterStart(ctx context.Context, p *prepared, rec *record, s
 	if op.docker == nil {
 		return rec.failure(p, slug, lane, nil, status, msg, nil)
 	}
-	fin, err := finalize(ctx, op.ws)
+	fin, err := r.finalizeWork(ctx, p, op.ws)
 	if err != nil {
 		msg += fmt.Sprintf(" (docker volume kept for recovery: %s)", op.volume)
 	}

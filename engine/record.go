@@ -3,9 +3,13 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
+	"strings"
 	"time"
+
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
@@ -49,8 +53,10 @@ func (r *Runner) startRecord(p *prepared, slug string, lane gitops.Lane) transcr
 func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *transcript.Writer, status, msg string,
 	fin *sandbox.Finalization,
 ) *Payload {
+	var lost []string
 	if tw != nil {
 		_ = tw.Write(transcript.RunEndFailure{Status: status, Error: msg, ContextWindowSource: p.windowSource})
+		lost = addLost(lost, "transcript", tw.Err())
 	}
 	fields := transcript.Record{
 		"status": status, "error": msg, "trimmed_turns": 0, "timeouts": 0,
@@ -61,17 +67,31 @@ func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *trans
 		exportStatus = &fin.ExportStatus
 		fields["export_status"] = fin.ExportStatus
 	}
-	_, _ = transcript.MergeRecord(rec.dir, fields)
+	if len(lost) > 0 {
+		fields["finalize_error"] = describeErrors(nil, lost)
+	}
+	pause.At(pause.RunJSON)
+	if _, err := transcript.MergeRecord(rec.dir, fields); err != nil {
+		lost = addLost(lost, "run.json", err)
+	}
 	transcriptPath := ""
 	if tw != nil {
 		transcriptPath = tw.Path()
 	}
-	return &Payload{
+	payload := &Payload{
 		SchemaVersion: transcript.SchemaVersion, Status: status, Worktree: lane.Worktree, Branch: lane.Branch,
 		Transcript: transcriptPath, Usage: struct{}{}, FinalMessage: msg, Provider: p.spec.Provider,
 		RunDir: rec.dir, FilesChanged: []string{}, ContextWindowSource: p.windowSource,
 		BaseCommit: lane.BaseCommit, ResumedFrom: p.spec.ResumedFrom, ExportStatus: exportStatus,
 	}
+	if len(lost) > 0 {
+		// finalize_error is absent on a failure path, unless evidence was
+		// lost: then it says what.
+		p.stderrEvidence(lost)
+		s := describeErrors(nil, lost)
+		payload.FinalizeError = present(&s)
+	}
+	return payload
 }
 
 // finish records a run the loop ended: the status mapping of E-21,
@@ -85,11 +105,10 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 		out.FinalMessage = *fin.WatchdogViolation // the budget reason, as for a breach seen by a tool
 	}
 	var artifacts *transcript.Artifacts
-	var finalizeError *string
-	if finErr != nil {
-		s := finalizeErrorText(finErr)
-		finalizeError = &s
-	}
+	// What the run could not record so far (a full disk) is reported with
+	// the finalize error: in run_end, run.json, the result and on stderr.
+	lost := addLost(nil, "transcript", tw.Err())
+	finalizeError := finalizeErrorOf(finErr, lost)
 	if fin != nil {
 		a := *fin
 		artifacts = &a
@@ -105,6 +124,11 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 		end.FinalizeError = *finalizeError
 	}
 	_ = tw.Write(end)
+	if len(lost) == 0 {
+		if lost = addLost(lost, "transcript", tw.Err()); len(lost) > 0 {
+			finalizeError = finalizeErrorOf(finErr, lost)
+		}
+	}
 
 	filesChanged := []string{}
 	truncated := false
@@ -125,8 +149,13 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 	}
 	fields["watchdog_violation"] = watchdog
 	fields["watchdog_violation_kind"] = watchdogKind
+	pause.At(pause.RunJSON)
 	if _, err := transcript.MergeRecord(rec.dir, fields); err != nil {
-		r.warnf("cannot record the run's end in run.json: %v", err)
+		lost = addLost(lost, "run.json", err)
+		finalizeError = finalizeErrorOf(finErr, lost)
+	}
+	if len(lost) > 0 {
+		p.stderrEvidence(lost)
 	}
 
 	turns := out.Turns
@@ -141,6 +170,70 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 		FinalizeError: present(finalizeError), WatchdogViolation: present(watchdog),
 		WatchdogViolationKind: present(watchdogKind),
 	}
+}
+
+// EvidenceError says which of a run's records could not be written (a
+// full disk, say). The run itself went on: what it did is in its worktree,
+// but the transcript, run.json or the kept result lack what is listed.
+type EvidenceError struct {
+	// Lost are "<record>: <error>" entries, in the order they failed.
+	Lost []string
+}
+
+func (e *EvidenceError) Error() string { return "evidence lost: " + strings.Join(e.Lost, "; ") }
+
+// addLost appends what failed writing record to lost; a nil err adds
+// nothing.
+func addLost(lost []string, record string, err error) []string {
+	if err == nil {
+		return lost
+	}
+	return append(lost, record+": "+err.Error())
+}
+
+// describeErrors renders finalize_error: "<ErrorType>: <msg>" of the
+// finalize error and of the evidence lost ("EvidenceError: evidence lost:
+// <record>: <error>; ..."), joined by "; ".
+func describeErrors(finErr error, lost []string) string {
+	var parts []string
+	if finErr != nil {
+		parts = append(parts, finalizeErrorText(finErr))
+	}
+	if len(lost) > 0 {
+		parts = append(parts, "EvidenceError: "+(&EvidenceError{Lost: lost}).Error())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// finalizeErrorOf is finalize_error's value: nil when nothing failed.
+func finalizeErrorOf(finErr error, lost []string) *string {
+	if finErr == nil && len(lost) == 0 {
+		return nil
+	}
+	s := describeErrors(finErr, lost)
+	return &s
+}
+
+// stderrEvidence tells the operator what the run could not record.
+func (p *prepared) stderrEvidence(lost []string) {
+	if p.stderr != nil {
+		fmt.Fprintf(p.stderr, "warning: %s\n", (&EvidenceError{Lost: lost}).Error())
+	}
+}
+
+// evidenceLost reports lost on stderr and adds it to the result's
+// finalize_error.
+func (r *Runner) evidenceLost(payload *Payload, lost []string) {
+	fmt.Fprintf(r.Stderr, "warning: %s\n", (&EvidenceError{Lost: lost}).Error())
+	var prev *string
+	if payload.FinalizeError != nil {
+		prev = payload.FinalizeError.v
+	}
+	s := describeErrors(nil, lost)
+	if prev != nil && *prev != "" {
+		s = *prev + "; " + s
+	}
+	payload.FinalizeError = present(&s)
 }
 
 // exportFields are the run.json fields a finalize (or `runs export`)

@@ -21,13 +21,14 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/sandbox/host"
-	"github.com/dirtywork/dirtywork/sandbox/host/confine"
+	"github.com/dirtywork/dirtywork/sandbox/host/jail"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
-// AllowUnconfinedEnv names the switch that lets host mode run on a kernel
-// without Landlock.
-const AllowUnconfinedEnv = "DIRTYWORK_ALLOW_UNCONFINED"
+// AllowUnconfinedEnv names the switch that lets host mode run without the
+// layers of its jail that this system cannot set up.
+const AllowUnconfinedEnv = host.AllowUnconfinedEnv
 
 // TimingsEnv, set to 1, makes a run print when each start-up phase ended
 // (unix nanoseconds) on stderr, for the performance harness.
@@ -64,6 +65,11 @@ type Runner struct {
 	NewProvider func(Spec) (provider.Provider, error)
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// OnStarted, when set, is called once the run exists for good: its
+	// run dir, run.json and worktree are made and it will end with a
+	// result (a detached run's parent announces it then). From then on
+	// no refusal removes the run.
+	OnStarted func(Started)
 
 	// docker is the docker sandbox (the real one when its fields are nil).
 	docker dockerBackend
@@ -100,6 +106,19 @@ type prepared struct {
 	// docker is the docker workspace's configuration as far as preflight
 	// knows it (docker mode only).
 	docker docker.WorkspaceConfig
+	// jailProbe is what the host jail's probe found, and hostMemory and
+	// hostTmp the jail's memory cap and /tmp size in bytes (host mode
+	// only).
+	jailProbe           *jail.Report
+	hostMemory, hostTmp int64
+	// userSiteCache keeps python's user site across runs (host mode).
+	userSiteCache string
+	// resume is set when the run continues a prior run in its worktree.
+	resume *resumePlan
+	// stderr is the runner's, for what the records cannot keep.
+	stderr io.Writer
+	// slug is the run's, once it has one.
+	slug string
 }
 
 // Run executes spec. It returns a *PreflightError when the run was refused
@@ -114,7 +133,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec) (*Payload, error) {
 }
 
 func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
-	p := &prepared{spec: spec}
+	p := &prepared{spec: spec, stderr: r.Stderr}
 	// 1. The repository.
 	repo, err := gitops.ResolveRepo(ctx, spec.Repo)
 	if err != nil {
@@ -165,9 +184,8 @@ func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
 		if err := r.dockerPreflight(ctx, p); err != nil {
 			return nil, err
 		}
-	} else if confine.KernelABI() == 0 && r.getenv(AllowUnconfinedEnv) != "1" {
-		return nil, refuse("set "+AllowUnconfinedEnv+"=1 to run host mode guarded only by the deny-list",
-			"this kernel does not enforce Landlock, which host mode needs to confine bash")
+	} else if err := r.hostPreflight(ctx, p); err != nil {
+		return nil, err
 	}
 	// 8. Task size (7, the workspace, comes with the run record).
 	tokens := int(math.Ceil(float64(len([]rune(spec.Task))) / 4))
@@ -258,17 +276,24 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	// run_end; whichever runs first stops the panic.
 	defer onPanic()
 	spec := p.spec
-	if spec.Sandbox != "docker" {
-		// Python's answer takes about as long as making the worktree: ask now.
-		host.PrewarmPythonUserSite(os.Environ(), os.TempDir())
+	slugTask := spec.Task
+	if p.resume != nil {
+		slugTask = p.resume.slugTask // the task's own words, not the resume's
 	}
-	slug, err = transcript.NewSlug(spec.Task, r.now(), nil)
+	slug, err = transcript.NewSlug(slugTask, r.now(), nil)
 	if err != nil {
 		return nil, refuse("", "make a run slug: %v", err)
 	}
+	p.slug = slug
 	runsRoot, err := transcript.EnsureRunsRoot()
 	if err != nil {
 		return nil, refuse("", "%v", err)
+	}
+	if spec.Sandbox != "docker" {
+		// The jail needs python's answer; asking can take longer than
+		// making the worktree: ask now, from where the jail's start will.
+		p.userSiteCache = filepath.Join(filepath.Dir(runsRoot), "cache", "python-user-site.json")
+		host.PrewarmPythonUserSite(os.Environ(), runsRoot, p.userSiteCache)
 	}
 	runDir, err := transcript.CreateRunDir(runsRoot, slug)
 	if err != nil {
@@ -282,46 +307,80 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 		return nil, refuse("", "%v", err)
 	}
 	defer func() { _ = live.Release() }()
+	// The result is kept before the liveness lock goes (deferred calls run
+	// last-in first-out, after the transcript and the sandbox are closed):
+	// whoever sees the run no longer alive finds its result, or knows it
+	// died without one.
+	defer func() {
+		if payload != nil {
+			r.keep(runDir, payload)
+		}
+	}()
 
 	r.mark("run_record")
-	lanes := gitops.NewManager(nil, p.repo)
-	lane, err = lanes.Open(ctx, gitops.OpenOptions{
-		ID: slug, From: p.baseRef, OwnerPID: os.Getpid(), OwnerSession: r.getenv("DIRTYWORK_SESSION"),
-		// A container brings its own tree: the lane holds only its .git
-		// file until the export writes the worker's files into it (E-7).
-		NoCheckout: spec.Sandbox == "docker",
-	})
+	// run.json comes before the lane, so a crash at any later moment leaves
+	// a record naming the repository, worktree and branch the run uses.
+	planned, err := r.plannedLane(p, slug)
 	if err != nil {
 		_ = os.RemoveAll(runDir)
 		return nil, refuse("", "%v", err)
 	}
-	// closeLane removes the worktree and branch this run created, before
-	// any worker touched them.
-	closeLane := func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		_, _ = lanes.Close(cctx, slug)
+	start := r.startRecord(p, slug, planned)
+	start["base_branch"] = p.baseBranch(ctx)
+	if p.resume != nil {
+		// A resume merges where the run it continues would.
+		start["base_branch"] = p.resume.prior.Record["base_branch"]
 	}
+	if err := transcript.WriteRecord(runDir, start); err != nil {
+		_ = os.RemoveAll(runDir)
+		return nil, refuse("", "write run.json: %v", err)
+	}
+	var closeLane func()
+	lane, closeLane, err = r.openLane(ctx, p, slug)
+	if err != nil {
+		_ = os.RemoveAll(runDir)
+		return nil, refuse("", "%v", err)
+	}
+	pause.At(pause.Lane)
 	rollback := func() {
 		closeLane()
+		r.undoResumedBy(p, slug)
 		_ = os.RemoveAll(runDir)
+	}
+	if lane.Worktree != planned.Worktree || lane.Branch != planned.Branch || lane.BaseCommit != planned.BaseCommit {
+		if _, err := transcript.MergeRecord(runDir, transcript.Record{
+			"worktree": lane.Worktree, "branch": lane.Branch, "base_commit": lane.BaseCommit,
+		}); err != nil {
+			rollback()
+			return nil, refuse("", "write run.json: %v", err)
+		}
+	}
+	if err := r.markResumedBy(p, slug); err != nil {
+		rollback()
+		return nil, refuse("", "%v", err)
 	}
 
 	r.mark("lane")
-	start := r.startRecord(p, slug, lane)
-	if err := transcript.WriteRecord(runDir, start); err != nil {
-		rollback()
-		return nil, refuse("", "write run.json: %v", err)
-	}
 	fmt.Fprintf(r.Stderr, "worktree:   %s\n", lane.Worktree)
+	announced := r.OnStarted != nil
+	if announced {
+		r.OnStarted(Started{
+			Slug: slug, RunDir: runDir, Transcript: filepath.Join(runDir, transcript.TranscriptName), PID: os.Getpid(),
+		})
+	}
 
 	events := &sandboxEvents{}
 	op, err := r.openWorkspace(ctx, p, rec, slug, lane, events)
 	if err != nil {
 		var pe *PreflightError
-		if errors.As(err, &pe) {
+		if errors.As(err, &pe) && !announced {
 			rollback()
 			return nil, pe
+		}
+		if errors.As(err, &pe) {
+			// A run already announced never vanishes: the refusal is its
+			// setup failure.
+			err = errors.New(strings.TrimSpace(pe.Msg + "; " + pe.Hint))
 		}
 		// A setup failure: the run exists, but its sandbox never started
 		// (E-18). The record stays; the empty lane goes.
@@ -342,6 +401,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	}
 	defer func() { _ = tw.Close() }()
 	defer onPanic()
+	pause.At(pause.Transcript)
 	fmt.Fprintf(r.Stderr, "transcript: %s\n", tw.Path())
 
 	conv, err := gitops.ReadConventions(ctx, p.repo, lane.BaseCommit)
@@ -366,7 +426,7 @@ func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, ws sandbox.Wo
 ) (Outcome, *sandbox.Finalization, error) {
 	out := r.runLoop(ctx, p, ws, guard, tw, system)
 	r.mark("loop")
-	fin, err := finalize(ctx, ws)
+	fin, err := r.finalizeWork(ctx, p, ws)
 	r.mark("finalize")
 	if err != nil {
 		return out, nil, err

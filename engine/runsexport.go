@@ -25,6 +25,9 @@ type ExportOptions struct {
 	// DefaultImage makes the export container when run.json names no
 	// image.
 	DefaultImage string
+	// RunsRoot is the runs root the slug is looked up in; "" is the
+	// environment's (a runs store over another root passes its own).
+	RunsRoot string
 }
 
 // ExportResult is what an export that was tried did.
@@ -62,7 +65,10 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	if err := transcript.ValidSlug(slug); err != nil {
 		return refuse("%v", err)
 	}
-	root, err := transcript.RunsRoot()
+	root, err := opts.RunsRoot, error(nil)
+	if root == "" {
+		root, err = transcript.RunsRoot()
+	}
 	if err != nil {
 		return refuse("%v", err)
 	}

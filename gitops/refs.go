@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -98,4 +99,22 @@ func (g *Git) UpdateRef(ctx context.Context, dir, ref, newSHA, oldSHA, reason st
 		return fmt.Errorf("move %s: %w", ref, err)
 	}
 	return nil
+}
+
+// UnmergedCommits counts the commits reachable from tip that no other
+// branch, tag, remote-tracking ref or parked ref (refs/dirtywork/parked/)
+// reaches: work that deleting branch (its short name) would lose.
+func (g *Git) UnmergedCommits(ctx context.Context, dir, branch, tip string) (int, error) {
+	out, err := g.Run(ctx, Call{Dir: dir, Args: []string{
+		"rev-list", "--count", tip, "--not",
+		"--exclude=" + branch, "--branches", "--tags", "--remotes", "--glob=refs/dirtywork/parked/*",
+	}})
+	if err != nil {
+		return 0, fmt.Errorf("count the unmerged commits of %s: %w", branch, err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return 0, fmt.Errorf("count the unmerged commits of %s: unexpected output %q", branch, out)
+	}
+	return n, nil
 }

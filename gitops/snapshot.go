@@ -2,11 +2,25 @@ package gitops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 )
+
+// ErrEmptyTree: the worktree holds no files while its branch does. A
+// snapshot would commit the deletion of every file; a worktree emptied
+// that way (an export that never filled it, a cleaned lane) is no work
+// to keep.
+var ErrEmptyTree = errors.New("empty tree")
+
+// emptyTrees are the ids of the empty tree in SHA-1 and SHA-256
+// repositories.
+var emptyTrees = map[string]bool{
+	"4b825dc642cb6eb9a060e54bf8d69288fbee4904":                         true,
+	"6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321": true,
+}
 
 // Snapshot is the outcome of snapshotting a worktree.
 type Snapshot struct {
@@ -23,7 +37,8 @@ type Snapshot struct {
 // compare-and-swap update-ref. Hooks, filters and the operator's config
 // play no part (neutral mode), the worker's own index is only re-read
 // from the new commit, and no file in the worktree is touched. gitDir is
-// the worktree's own git dir, which pins every command to it.
+// the worktree's own git dir, which pins every command to it. A worktree
+// with no files over a HEAD with some is refused with ErrEmptyTree.
 func (g *Git) SnapshotWorktree(ctx context.Context, worktree, gitDir, message string) (Snapshot, error) {
 	call := func(index string, args ...string) (string, error) {
 		out, err := g.Run(ctx, Call{Dir: worktree, Args: args, Neutral: true, GitDir: gitDir, WorkTree: worktree, IndexFile: index})
@@ -59,6 +74,10 @@ func (g *Git) SnapshotWorktree(ctx context.Context, worktree, gitDir, message st
 	}
 	if tree == headTree {
 		return Snapshot{Commit: head}, nil
+	}
+	if emptyTrees[tree] {
+		return Snapshot{}, fmt.Errorf("snapshot %s: the worktree holds no files but %s does; refusing to commit the deletion of every file (%w)",
+			worktree, strings.TrimPrefix(ref, "refs/heads/"), ErrEmptyTree)
 	}
 	commit, err := call("", "-c", "user.name=dirtywork", "-c", "user.email=dirtywork@localhost",
 		"commit-tree", tree, "-p", head, "-m", message)

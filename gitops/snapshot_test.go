@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,5 +62,55 @@ func TestSnapshotWorktree(t *testing.T) {
 	}
 	if st, err := g.Run(t.Context(), Call{Dir: lane.Worktree, Args: []string{"status", "--porcelain"}, Neutral: true}); err != nil || len(st) != 0 {
 		t.Errorf("worktree not clean after the snapshot:\n%s", st)
+	}
+}
+
+func TestSnapshotRefusesAnEmptyTreeOverFiles(t *testing.T) {
+	dir := newRepo(t)
+	commitFile(t, dir, "a.txt", "one\n")
+	m := newManager(t, dir)
+	// A lane made without a checkout holds only its .git file, as a
+	// docker run's lane does when its export never filled it.
+	lane, err := m.Open(t.Context(), OpenOptions{ID: "run-empty", NoCheckout: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New().SnapshotWorktree(t.Context(), lane.Worktree, lane.GitDir, "snapshot")
+	if !errors.Is(err, ErrEmptyTree) || !strings.Contains(err.Error(), "empty tree") {
+		t.Fatalf("snapshot of an empty worktree: %v, want ErrEmptyTree", err)
+	}
+	if got := gitT(t, dir, "rev-parse", lane.Branch); got != lane.BaseCommit {
+		t.Fatalf("the branch moved to %s", got)
+	}
+}
+
+func TestFindLinkedWorktree(t *testing.T) {
+	dir := newRepo(t)
+	commitFile(t, dir, "a.txt", "one\n")
+	m := newManager(t, dir)
+	lane, err := m.Open(t.Context(), OpenOptions{ID: "run-linked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := New()
+	repo := m.Repo()
+	got, err := g.FindLinkedWorktree(t.Context(), repo, lane.Worktree)
+	if err != nil || got.GitDir != lane.GitDir || got.Branch != lane.Branch {
+		t.Fatalf("found %+v, %v; want git dir %s on %s", got, err, lane.GitDir, lane.Branch)
+	}
+	// A rewritten .git file changes nothing: the answer comes from the
+	// common dir.
+	writeFile(t, filepath.Join(lane.Worktree, ".git"), "gitdir: /somewhere/else\n")
+	if got2, err := g.FindLinkedWorktree(t.Context(), repo, lane.Worktree); err != nil || got2.GitDir != lane.GitDir {
+		t.Fatalf("after rewriting .git: %+v, %v", got2, err)
+	}
+	for name, path := range map[string]string{
+		"main worktree": repo.Root,
+		"plain dir":     t.TempDir(),
+		"missing":       filepath.Join(t.TempDir(), "gone"),
+	} {
+		if _, err := g.FindLinkedWorktree(t.Context(), repo, path); !errors.Is(err, ErrNotLinkedWorktree) {
+			t.Errorf("%s: %v, want ErrNotLinkedWorktree", name, err)
+		}
 	}
 }

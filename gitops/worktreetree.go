@@ -136,6 +136,8 @@ type treeBuilder struct {
 	dropped   []string
 	links     int
 	err       error
+	// dirs caches realParents' answers by directory.
+	dirs map[string]bool
 }
 
 type indexEntry struct{ mode, path string }
@@ -154,10 +156,39 @@ func (b *treeBuilder) tracked(path string) {
 		b.remove(path)
 		return
 	}
+	if !b.realParents(path) {
+		// A directory on the way was replaced (by a link, a file): as
+		// for git, the path is gone, and the link is an untracked entry.
+		b.remove(path)
+		return
+	}
 	fi, err := os.Lstat(filepath.Join(b.root, path))
 	if err != nil || !b.add(path, fi) {
 		b.remove(path)
 	}
+}
+
+// realParents reports whether every directory above path is a real
+// directory, not a symlink: a worker's link must never make host git read
+// a file outside the worktree.
+func (b *treeBuilder) realParents(path string) bool {
+	dir := filepath.Dir(path)
+	if dir == "." {
+		return true
+	}
+	if ok, seen := b.dirs[dir]; seen {
+		return ok
+	}
+	ok := b.realParents(dir)
+	if ok {
+		fi, err := os.Lstat(filepath.Join(b.root, dir))
+		ok = err == nil && fi.IsDir()
+	}
+	if b.dirs == nil {
+		b.dirs = map[string]bool{}
+	}
+	b.dirs[dir] = ok
+	return ok
 }
 
 // other handles an untracked path; a directory (git lists a nested

@@ -33,6 +33,10 @@ type Writer struct {
 	mu     sync.Mutex
 	f      *os.File
 	closed bool
+	// firstErr is the first write that failed: a line that never reached
+	// the file is evidence lost, and callers that ignore one write's error
+	// must still learn of it at the end (Err).
+	firstErr error
 }
 
 // WriterOption configures a Writer.
@@ -92,9 +96,23 @@ func (w *Writer) Write(ev Event) error {
 	}
 	line := appendLine(make([]byte, 0, len(body)+len(name)+64), w.now(), name, body)
 	if _, err := w.f.Write(line); err != nil {
-		return fmt.Errorf("write %s event to %s: %w", name, w.path, err)
+		err = fmt.Errorf("write %s event to %s: %w", name, w.path, err)
+		if w.firstErr == nil {
+			w.firstErr = err
+		}
+		return err
 	}
 	return nil
+}
+
+// Err is the first error a Write met writing to the file (nil when every
+// line reached it), kept however many writes failed after it and whether
+// or not the caller looked at each one. A line lost that way (a full
+// disk) is evidence missing from the transcript.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.firstErr
 }
 
 // Close closes the file. It is idempotent: later calls return nil.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -453,4 +454,27 @@ func dirSnapshot(t *testing.T, dir string) string {
 		b.WriteString("; ")
 	}
 	return b.String()
+}
+
+// TestWriterKeepsItsFirstError: on a device that is always full every
+// write fails, and Err is the first one, naming its event.
+func TestWriterKeepsItsFirstError(t *testing.T) {
+	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("open /dev/full: %v", err)
+	}
+	w := &Writer{path: "/dev/full", now: time.Now, f: f}
+	t.Cleanup(func() { _ = w.Close() })
+	if w.Err() != nil {
+		t.Fatalf("Err before any write: %v", w.Err())
+	}
+	first := w.Write(RunStart{Task: "t"})
+	second := w.Write(Nudge{Kind: NudgeEmpty, Turn: 1})
+	if first == nil || second == nil {
+		t.Fatalf("writes to a full device succeeded: %v, %v", first, second)
+	}
+	if got := w.Err(); got == nil || got.Error() != first.Error() || !strings.Contains(got.Error(), "run_start") ||
+		!errors.Is(got, syscall.ENOSPC) {
+		t.Fatalf("Err = %v, want the first failure %v (ENOSPC)", got, first)
+	}
 }

@@ -121,13 +121,15 @@ type Model struct {
 	focusPane     int // -1: the list has the focus
 	zoom          bool
 
-	runs      map[string]*entry
-	followed  map[string]bool
-	loaded    bool
-	loadErr   string
-	panes     [paneCount]string
-	paneViews [paneCount]pane.Model
-	list      runlist.Model
+	runs     map[string]*entry
+	followed map[string]bool
+	loaded   bool
+	loadErr  string
+	// previewTotal is the root's size while only a preview is shown.
+	previewTotal int
+	panes        [paneCount]string
+	paneViews    [paneCount]pane.Model
+	list         runlist.Model
 
 	queue  []*runinfo.Queued
 	nextID int
@@ -142,6 +144,11 @@ type Model struct {
 
 	help     help.Model
 	fullHelp bool
+
+	// listDirty says the runs list needs rebuilding: runs or the queue
+	// changed, or a run's live state was replaced. Entries arriving for a
+	// followed run need no rebuild (rows hold its state by pointer).
+	listDirty bool
 
 	status    string
 	statusErr bool
@@ -194,7 +201,7 @@ func New(opts Options) Model {
 
 // Init starts loading the runs, watching the root and the clock.
 func (m Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.loadCmd(), m.watchCmd(), m.tickCmd()}
+	cmds := []tea.Cmd{m.previewCmd(), m.loadCmd(), m.watchCmd(), m.tickCmd()}
 	if m.opts.Color == ColorAuto {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}

@@ -589,4 +589,11 @@ func TestZoomAndFocus(t *testing.T) {
 	if h.m.zoom {
 		t.Fatal("esc did not unzoom")
 	}
+	h.key("esc", "z") // the list zoomed shows every column
+	if list, _, showList := h.m.dashboardRects(); !showList || list.w != 120 {
+		t.Fatalf("list zoom: %+v", list)
+	}
+	h.send(teaSize(200, 50))
+	h.contains("qwen/qwen3-coder")
+	h.contains("its process is gone") // the activity column
 }

@@ -39,6 +39,9 @@ func (m Model) dashboardRects() (list rect, panes [paneCount]rect, showList bool
 	w, h := m.bodySize()
 	area := rect{0, 0, w, h}
 	showList = !m.zoom
+	if m.zoom && m.focusPane < 0 {
+		return area, panes, true
+	}
 	if m.zoom {
 		for i := range panes {
 			if i == m.focusPane {

@@ -25,6 +25,46 @@ type runsLoadedMsg struct {
 	took time.Duration
 }
 
+// runsPreviewMsg carries the most recently active runs, read before the
+// whole root so the first frame has them.
+type runsPreviewMsg struct {
+	runs  []backend.Run
+	total int
+	err   error
+}
+
+// previewRuns is how many runs the first frame reads ahead of the rest.
+const previewRuns = 200
+
+func (m Model) previewCmd() tea.Cmd {
+	p, ok := m.opts.Store.(backend.Previewer)
+	if !ok {
+		return nil
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		runs, total, err := p.Recent(ctx, previewRuns)
+		return runsPreviewMsg{runs: runs, total: total, err: err}
+	}
+}
+
+// handlePreview shows the recent runs until the whole listing arrives.
+func (m Model) handlePreview(msg runsPreviewMsg) (Model, tea.Cmd) {
+	if m.loaded || msg.err != nil {
+		return m, nil
+	}
+	for _, r := range msg.runs {
+		if m.runs[r.Slug] == nil {
+			m.runs[r.Slug] = &entry{run: r}
+		}
+	}
+	m.previewTotal = msg.total
+	m.listDirty = true
+	m.refreshList()
+	return m, nil
+}
+
 // watchStartedMsg says whether the runs root watch is in place.
 type watchStartedMsg struct{ err error }
 
@@ -101,11 +141,13 @@ func launchCmd(l backend.Launcher, id int, spec backend.LaunchSpec) tea.Cmd {
 // handleLoaded takes the first listing.
 func (m Model) handleLoaded(msg runsLoadedMsg) (Model, tea.Cmd) {
 	m.loaded = true
+	m.previewTotal = 0
 	if msg.err != nil {
 		m.loadErr = msg.err.Error()
 		m.setStatus("cannot list the runs: "+termsafe.Line(msg.err.Error()), true)
 	}
 	m.logf("listed %d runs in %s", len(msg.runs), msg.took)
+	m.listDirty = true
 	for _, r := range msg.runs {
 		e := m.runs[r.Slug]
 		if e == nil {
@@ -126,6 +168,9 @@ func (m Model) handleBatch(b feed.BatchMsg) (Model, tea.Cmd) {
 	for _, c := range b.Changes {
 		cmds = append(cmds, m.applyChange(c))
 	}
+	if len(b.Changes) > 0 {
+		m.listDirty = true
+	}
 	if b.WatchErr != nil {
 		m.setStatus("watching the runs root failed: "+termsafe.Line(b.WatchErr.Error()), true)
 	}
@@ -140,6 +185,7 @@ func (m Model) handleBatch(b feed.BatchMsg) (Model, tea.Cmd) {
 		for _, ent := range b.Entries[slug] {
 			if ent.Kind == live.KindReset {
 				e.state = &live.State{}
+				m.listDirty = true
 				if m.transcript != nil && m.transcript.Slug() == slug {
 					m.transcript.SetState(e.state)
 				}
@@ -147,6 +193,7 @@ func (m Model) handleBatch(b feed.BatchMsg) (Model, tea.Cmd) {
 			}
 			if e.state == nil {
 				e.state = &live.State{}
+				m.listDirty = true
 			}
 			e.state.Apply(ent)
 			if ent.Terminal() && e.placeholder {
@@ -156,10 +203,12 @@ func (m Model) handleBatch(b feed.BatchMsg) (Model, tea.Cmd) {
 				e.run.Alive = false
 				e.placeholder = false
 				m.launching = max(0, m.launching-1)
+				m.listDirty = true
 			}
 		}
 		if m.transcript != nil && m.transcript.Slug() == slug {
 			m.transcript.Sync()
+			cmds = append(cmds, m.transcript.WholeCmd())
 		}
 	}
 	m2, cmd := m.settle(cmds)
@@ -222,7 +271,9 @@ func (m Model) settle(cmds []tea.Cmd) (Model, tea.Cmd) {
 	m.assignPanes()
 	cmds = append(cmds, m.syncFollows()...)
 	cmds = append(cmds, m.startQueued()...)
-	m.refreshList()
+	if m.listDirty {
+		m.refreshList()
+	}
 	if m.stats.Grouping() >= 0 && m.screen == screenStats {
 		m.stats.SetRuns(m.runList())
 	}
@@ -256,6 +307,7 @@ func (m *Model) startQueued() []tea.Cmd {
 		}
 		q.Launching = true
 		m.launching++
+		m.listDirty = true
 		cmds = append(cmds, launchCmd(m.opts.Launcher, q.ID, q.Spec))
 	}
 	return cmds
@@ -265,6 +317,7 @@ func (m *Model) enqueue(spec backend.LaunchSpec) *runinfo.Queued {
 	m.nextID++
 	q := &runinfo.Queued{ID: m.nextID, Spec: spec, At: m.opts.Now()}
 	m.queue = append(m.queue, q)
+	m.listDirty = true
 	return q
 }
 
@@ -275,6 +328,7 @@ func (m Model) handleLaunched(msg launchedMsg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	q := m.queue[i]
+	m.listDirty = true
 	if msg.err != nil {
 		m.launching = max(0, m.launching-1)
 		q.Launching = false
@@ -398,6 +452,7 @@ func (m *Model) syncFollows() []tea.Cmd {
 		}
 		m.followed[slug] = true
 		e.state = &live.State{}
+		m.listDirty = true
 		cmds = append(cmds, followCmd(m.opts.Feed, slug, e.run.Transcript))
 	}
 	for slug := range m.followed {
@@ -407,6 +462,7 @@ func (m *Model) syncFollows() []tea.Cmd {
 		delete(m.followed, slug)
 		if e := m.runs[slug]; e != nil {
 			e.state = nil
+			m.listDirty = true
 		}
 		cmds = append(cmds, unfollowCmd(m.opts.Feed, slug))
 	}
@@ -423,6 +479,7 @@ func (m Model) item(slug string) *runinfo.Item {
 }
 
 func (m *Model) refreshList() {
+	m.listDirty = false
 	items := make([]runinfo.Item, 0, len(m.runs)+len(m.queue))
 	for slug, e := range m.runs {
 		items = append(items, runinfo.Item{Key: slug, Run: e.run, State: e.state})

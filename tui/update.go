@@ -42,6 +42,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		m.now = time.Time(msg)
 		return m, m.tickCmd()
+	case runsPreviewMsg:
+		return m.handlePreview(msg)
 	case runsLoadedMsg:
 		return m.handleLoaded(msg)
 	case watchStartedMsg:
@@ -76,6 +78,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		rv, cmd := m.review.Update(msg)
 		m.review = &rv
 		return m, cmd
+	case transcriptview.FullEntryMsg:
+		if m.transcript != nil {
+			tv, cmd := m.transcript.Update(msg)
+			m.transcript = &tv
+			return m, cmd
+		}
+		return m, nil
 	case review.DoneMsg:
 		return m.handleDone(msg)
 	case review.CloseMsg, transcriptview.CloseMsg, stats.CloseMsg:
@@ -243,9 +252,8 @@ func (m Model) dashboardKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.cycleFocus()
 		return m, nil
 	case key.Matches(k, d.Zoom):
-		if m.focusPane < 0 {
-			m.focusPane = 0
-		}
+		// The focused pane, or the list (then with every column), takes
+		// the whole area.
 		m.zoom = !m.zoom
 		m.layout()
 		return m, nil
@@ -333,9 +341,6 @@ func (m *Model) setFocus(p int) {
 	for i := range m.paneViews {
 		m.paneViews[i].SetFocused(i == p)
 	}
-	if p < 0 && m.zoom {
-		m.zoom = false
-	}
 	m.layout()
 }
 
@@ -387,7 +392,7 @@ func (m Model) openTranscript(slug string) (tea.Model, tea.Cmd) {
 	if e == nil {
 		return m, nil
 	}
-	tv := transcriptview.New(m.styles, &m.keys.Transcript, slug, e.state)
+	tv := transcriptview.New(m.styles, &m.keys.Transcript, slug, e.run.Transcript, e.state)
 	m.transcript = &tv
 	m.screen = screenTranscript
 	m.layout()
@@ -442,6 +447,7 @@ func (m Model) handleDone(msg review.DoneMsg) (tea.Model, tea.Cmd) {
 		}
 		m.setStatus(termsafe.Line(text), len(msg.Outcome.Warnings) > 0)
 		if e := m.runs[msg.Slug]; e != nil {
+			m.listDirty = true
 			switch msg.Action {
 			case "accept", "merge":
 				e.run.Verdict = backend.VerdictAccept

@@ -79,6 +79,8 @@ func (m Model) titleLine() string {
 func (m Model) statusLine() string {
 	s := m.styles
 	switch {
+	case !m.loaded && m.previewTotal > 0:
+		return fit.Line(s.Muted.Render(fmt.Sprintf("the %d most recent runs; reading all %d…", len(m.runs), m.previewTotal)), m.width)
 	case !m.loaded:
 		return fit.Line(s.Muted.Render("reading the runs root…"), m.width)
 	case m.status == "":

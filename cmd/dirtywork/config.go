@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,6 +35,13 @@ func configPath() string {
 // returns the names of the flags it set from the config file. A malformed
 // file, an unknown key or a bad value is an error naming the line.
 func applyDefaults(flags *pflag.FlagSet, env map[string]string, path string) (fromConfig map[string]bool, err error) {
+	return applyDefaultsSkipping(flags, env, path, nil)
+}
+
+// applyDefaultsSkipping is applyDefaults for a command that has only some
+// of run's flags: the config file's keys in ignore (run flags it does not
+// take) are passed over instead of refused.
+func applyDefaultsSkipping(flags *pflag.FlagSet, env map[string]string, path string, ignore map[string]bool) (fromConfig map[string]bool, err error) {
 	fromConfig = map[string]bool{}
 	for name, variable := range env {
 		if f := flags.Lookup(name); f != nil && !f.Changed {
@@ -68,8 +76,17 @@ func applyDefaults(flags *pflag.FlagSet, env map[string]string, path string) (fr
 			continue // mission control's section (see tui.go)
 		}
 		line := keyLine(data, key)
+		if ignore[key] {
+			continue
+		}
+		if key == apiKeysTable {
+			if _, err := apiKeysOf(raw); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+			continue
+		}
 		f := flags.Lookup(key)
-		if f == nil || f.Hidden || key == "help" {
+		if f == nil || f.Hidden || key == "help" || key == detachFlag {
 			return nil, fmt.Errorf("%s:%d: unknown setting '%s' (settings are the long names of 'dirtywork run' flags)", path, line, key)
 		}
 		if f.Changed {
@@ -108,11 +125,112 @@ func scalarText(v any) (string, bool) {
 // keyLine finds the line a top-level key is set on (1-based; 0 if not
 // found). The TOML decoder reports positions only for syntax errors.
 func keyLine(data []byte, key string) int {
-	re := regexp.MustCompile(`^\s*("?)` + regexp.QuoteMeta(key) + `("?)\s*=`)
+	re := regexp.MustCompile(`^\s*(\[\s*)?("?)` + regexp.QuoteMeta(key) + `("?)\s*[=\]]`)
 	for i, line := range strings.Split(string(data), "\n") {
 		if re.MatchString(line) {
 			return i + 1
 		}
 	}
 	return 0
+}
+
+// apiKeysTable is the config file's table of model-server keys, by base
+// URL: a key is sent only to the server it was given for.
+//
+//	[api-keys]
+//	"https://api.example.com/v1" = "sk-..."
+//	"http://gpu-box:8000/v1" = { env = "GPU_BOX_KEY" }
+const apiKeysTable = "api-keys"
+
+// apiKeyEnv is the one variable whose key is sent to any --base-url: the
+// operator set it for dirtywork. OPENAI_API_KEY is not read (a real
+// OpenAI key must not reach a LAN server); tie it to its URL in the
+// config file instead.
+const apiKeyEnv = "DIRTYWORK_API_KEY"
+
+// apiKeysOf checks the api-keys table and returns it as base URL (in
+// normalURL form) -> key source: the key itself, or "$NAME" for a key read
+// from the environment variable NAME.
+func apiKeysOf(raw any) (map[string]string, error) {
+	table, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("'%s' must be a table of base URL = key", apiKeysTable)
+	}
+	keys := map[string]string{}
+	for u, v := range table {
+		norm, err := normalURL(u)
+		if err != nil {
+			return nil, fmt.Errorf("'%s': %w", apiKeysTable, err)
+		}
+		switch x := v.(type) {
+		case string:
+			keys[norm] = x
+		case map[string]any:
+			name, ok := x["env"].(string)
+			if !ok || len(x) != 1 || name == "" {
+				return nil, fmt.Errorf("'%s': the key for %s must be a string or { env = \"VARIABLE\" }", apiKeysTable, u)
+			}
+			keys[norm] = "$" + name
+		default:
+			return nil, fmt.Errorf("'%s': the key for %s must be a string or { env = \"VARIABLE\" }", apiKeysTable, u)
+		}
+	}
+	return keys, nil
+}
+
+// normalURL is u as a key of the api-keys table: scheme and host lower
+// case, no trailing slash, no query or fragment.
+func normalURL(u string) (string, error) {
+	p, err := url.Parse(strings.TrimSpace(u))
+	if err != nil || p.Scheme == "" || p.Host == "" {
+		return "", fmt.Errorf("%q is not a base URL such as http://host:port/v1", u)
+	}
+	return strings.ToLower(p.Scheme) + "://" + strings.ToLower(p.Host) + strings.TrimRight(p.Path, "/"), nil
+}
+
+// apiKeyFor is the bearer token to send to baseURL: DIRTYWORK_API_KEY, else
+// the config file's key for exactly that base URL, else none. unsent names
+// a variable holding a key that is deliberately not sent, for a hint.
+func apiKeyFor(baseURL, configFile string) (key, unsent string, err error) {
+	if k := os.Getenv(apiKeyEnv); k != "" {
+		return k, "", nil
+	}
+	if os.Getenv("OPENAI_API_KEY") != "" {
+		unsent = "OPENAI_API_KEY"
+	}
+	if configFile == "" || baseURL == "" {
+		return "", unsent, nil
+	}
+	data, err := os.ReadFile(configFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", unsent, nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("read config file: %w", err)
+	}
+	var values map[string]any
+	if _, err := toml.Decode(string(data), &values); err != nil {
+		return "", "", fmt.Errorf("%s: %w", configFile, err)
+	}
+	raw, ok := values[apiKeysTable]
+	if !ok {
+		return "", unsent, nil
+	}
+	keys, err := apiKeysOf(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("%s:%d: %w", configFile, keyLine(data, apiKeysTable), err)
+	}
+	// An unusable URL has no key; preflight reports the URL itself.
+	norm, _ := normalURL(baseURL)
+	src, ok := keys[norm]
+	if norm == "" || !ok {
+		return "", unsent, nil
+	}
+	if name, fromEnv := strings.CutPrefix(src, "$"); fromEnv {
+		if os.Getenv(name) == "" {
+			return "", "", fmt.Errorf("%s: the key for %s comes from %s, which is not set", configFile, baseURL, name)
+		}
+		return os.Getenv(name), "", nil
+	}
+	return src, "", nil
 }

@@ -130,7 +130,7 @@ func runDemo(ctx context.Context, io *streams) error {
 	} else {
 		fmt.Fprintln(io.errOut, "note: python3 is not installed, so the demo runs without its verify step")
 	}
-	payload, err := runAndPrint(ctx, io, spec)
+	payload, err := runAndPrint(ctx, io, spec, nil, nil)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dirtywork/dirtywork/sandbox/host/confine"
+	"github.com/dirtywork/dirtywork/sandbox/host"
+	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 )
 
 // Environment variables that turn the test binary into the CLI.
@@ -33,7 +34,8 @@ const (
 // and fixed dates. Child processes inherit the isolation.
 func TestMain(m *testing.M) {
 	// The test binary is also the launcher that confines host-mode bash.
-	confine.MaybeRun()
+	jail.MaybeRun()
+	host.MaybeServe()
 	if os.Getenv(testMainEnv) == "1" {
 		code := Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		if os.Getenv(testHoldEnv) == "1" {

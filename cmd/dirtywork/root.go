@@ -49,6 +49,9 @@ func Version() string {
 type streams struct {
 	in          io.Reader
 	out, errOut io.Writer
+	// args are the command line without the program name, for commands
+	// that start themselves again (run --detach).
+	args []string
 }
 
 // Main runs dirtywork with args (without the program name) and returns the
@@ -63,7 +66,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		stop()
 	}()
 
-	io := &streams{in: stdin, out: stdout, errOut: stderr}
+	io := &streams{in: stdin, out: stdout, errOut: stderr, args: args}
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -99,13 +102,14 @@ four runs at once and takes review verdicts.`,
 
 	root.AddCommand(
 		newRunCmd(io),
-		notLanded("resume SLUG|RUN_DIR", "Continue a finished or interrupted run", "resume"),
+		newResumeCmd(io),
 		newRunsCmd(io),
 		notLanded("bench", "Sweep tasks over fixture repositories and score them", "bench"),
 		newTUICmd(io),
 		newDemoCmd(io),
 		newImageCmd(io),
 		newLaneCmd(io),
+		newDoctorCmd(io),
 		newDevCmd(io),
 		newToolboxCmd(io),
 	)

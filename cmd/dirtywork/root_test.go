@@ -43,7 +43,6 @@ func TestVersion(t *testing.T) {
 
 func TestNotLandedCommandsRefuse(t *testing.T) {
 	for _, args := range [][]string{
-		{"resume", "x"},
 		{"bench"},
 	} {
 		name := strings.Join(args[:min(len(args), 2)], " ")

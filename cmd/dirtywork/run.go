@@ -1,18 +1,16 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"regexp"
 	"strings"
 	"time"
 
 	workerimage "github.com/dirtywork/dirtywork/docker"
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -77,22 +75,28 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.minFreeMB, "min-free-mb", 2048, "host free-space floor in MiB (docker)")
 	fs.BoolVar(&f.keepVolume, "keep-volume", false, "keep the worktree volume after export (docker)")
 	fs.IntVar(&f.maxPatchMB, "max-patch-mb", 10, "largest diff.patch, in MiB (docker)")
-	fs.BoolVar(&f.withHistory, "with-history", false, "give the container the repository's full history (docker)")
+	fs.BoolVar(&f.withHistory, "with-history", false, "give the worker the base commit's whole history, not the base commit alone")
 	fs.StringVar(&f.setup, "setup", "", "command run in the tree, with network, before the worker starts (docker)")
 }
-
-var sizeRE = regexp.MustCompile(`^[0-9]+[bkmgBKMG]?$`)
 
 // spec validates the flags and builds the run's Spec. Every problem is a
 // usage error (exit 2, nothing created).
 func (f *runFlags) spec(fs *pflag.FlagSet, args []string, fromConfig map[string]bool) (engine.Spec, error) {
-	var s engine.Spec
 	if len(args) != 1 || strings.TrimSpace(args[0]) == "" {
-		return s, usageErrorf("run takes exactly one non-empty TASK argument (quote it)")
+		return engine.Spec{}, usageErrorf("run takes exactly one non-empty TASK argument (quote it)")
 	}
 	if f.repo == "" {
-		return s, usageErrorf("--repo is required")
+		return engine.Spec{}, usageErrorf("--repo is required")
 	}
+	s, err := f.settings(fs, fromConfig)
+	s.Repo, s.Task = f.repo, args[0]
+	return s, err
+}
+
+// settings validates the flags other than --repo and the task (resume
+// shares them) and builds the Spec without those two.
+func (f *runFlags) settings(fs *pflag.FlagSet, fromConfig map[string]bool) (engine.Spec, error) {
+	var s engine.Spec
 	atLeast := []struct {
 		name  string
 		value int
@@ -137,9 +141,9 @@ func (f *runFlags) spec(fs *pflag.FlagSet, args []string, fromConfig map[string]
 	if math.IsNaN(f.cpus) || f.cpus <= 0 {
 		return s, usageErrorf("--cpus must be a positive number, got %v", f.cpus)
 	}
-	for name, v := range map[string]string{"memory": f.memory, "tmp-size": f.tmpSize, "gitdir-size": f.gitdirSize} {
-		if !sizeRE.MatchString(v) {
-			return s, usageErrorf("--%s must be a size such as 512m or 4g, got '%s'", name, v)
+	for _, c := range []struct{ name, v string }{{"memory", f.memory}, {"tmp-size", f.tmpSize}, {"gitdir-size", f.gitdirSize}} {
+		if _, err := sandbox.ParseSize(c.v); err != nil {
+			return s, usageErrorf("--%s must be a size such as 512m, 1.5g or 4gb, got '%s'", c.name, c.v)
 		}
 	}
 	if f.image == "" {
@@ -154,7 +158,7 @@ func (f *runFlags) spec(fs *pflag.FlagSet, args []string, fromConfig map[string]
 		}
 	}
 	s = engine.Spec{
-		Repo: f.repo, Task: args[0], Model: f.model, Provider: f.provider, BaseURL: baseURL,
+		Model: f.model, Provider: f.provider, BaseURL: baseURL,
 		BranchFrom: f.branchFrom, Sandbox: f.sandbox,
 		MaxTurns: f.maxTurns, Timeout: time.Duration(f.timeout) * time.Second,
 		MaxTokens: f.maxTokens, Stream: !f.noStream,
@@ -204,18 +208,34 @@ flag > environment > config file > built-in.`,
 			if err != nil {
 				return err
 			}
-			return executeRun(c.Context(), io, spec)
+			parent, child := detachMode(c)
+			if parent {
+				return startDetached(c.Context(), io)
+			}
+			return executeRun(c.Context(), io, spec, child, func(r *engine.Runner, s engine.Spec) (*engine.Payload, error) {
+				return r.Run(c.Context(), s)
+			})
 		},
 	}
 	f.register(cmd.Flags())
+	addDetachFlags(cmd)
 	return cmd
 }
 
-// executeRun runs spec and prints its one JSON object. The exit code
-// follows the status: 0 completed, 1 anything else; a refusal is exit 2
-// with nothing on stdout.
-func executeRun(ctx context.Context, io *streams, spec engine.Spec) error {
-	payload, err := runAndPrint(ctx, io, spec)
+// executeRun runs spec with start and prints its one JSON object. The
+// exit code follows the status: 0 completed, 1 anything else; a refusal is
+// exit 2 with nothing on stdout. A detached child announces its run to its
+// parent once the run exists.
+func executeRun(ctx context.Context, io *streams, spec engine.Spec, detachedChild bool,
+	start func(*engine.Runner, engine.Spec) (*engine.Payload, error),
+) error {
+	var onStarted func(engine.Started)
+	if detachedChild {
+		dc := newDetachedChild(io.errOut)
+		io = &streams{in: io.in, out: io.out, errOut: dc, args: io.args}
+		onStarted = dc.announce
+	}
+	payload, err := runAndPrint(ctx, io, spec, onStarted, start)
 	if err != nil {
 		return err
 	}
@@ -225,17 +245,23 @@ func executeRun(ctx context.Context, io *streams, spec engine.Spec) error {
 	return nil
 }
 
-// runAndPrint runs spec and prints its result object on stdout.
-func runAndPrint(ctx context.Context, io *streams, spec engine.Spec) (*engine.Payload, error) {
-	spec.APIKey = cmp.Or(os.Getenv("DIRTYWORK_API_KEY"), os.Getenv("OPENAI_API_KEY"))
-	runner := &engine.Runner{Stderr: io.errOut, Version: Version()}
-	payload, err := runner.Run(ctx, spec)
+// runAndPrint runs spec with start (Runner.Run when nil) and prints its
+// result object on stdout.
+func runAndPrint(ctx context.Context, io *streams, spec engine.Spec, onStarted func(engine.Started),
+	start func(*engine.Runner, engine.Spec) (*engine.Payload, error),
+) (*engine.Payload, error) {
+	key, unsent, err := apiKeyFor(spec.BaseURL, configPath())
 	if err != nil {
-		var pe *engine.PreflightError
-		if errors.As(err, &pe) {
-			return nil, &exitError{Code: ExitUsage, Err: errors.New(pe.Msg), Hint: preflightHint(pe, spec)}
-		}
-		return nil, err
+		return nil, usageErrorf("%v", err)
+	}
+	spec.APIKey = key
+	runner := &engine.Runner{Stderr: io.errOut, Version: Version(), OnStarted: onStarted}
+	if start == nil {
+		start = func(r *engine.Runner, s engine.Spec) (*engine.Payload, error) { return r.Run(ctx, s) }
+	}
+	payload, err := start(runner, spec)
+	if err != nil {
+		return nil, refusalError(err, spec, unsent)
 	}
 	data, err := engine.EncodePayload(payload)
 	if err != nil {
@@ -245,6 +271,24 @@ func runAndPrint(ctx context.Context, io *streams, spec engine.Spec) (*engine.Pa
 		return nil, fmt.Errorf("print the result: %w", err)
 	}
 	return payload, nil
+}
+
+// refusalError is the exit-2 error of a run the engine refused (any other
+// error passes through). unsent names a variable holding a key that was
+// not sent to the model server: a server that wants one refuses, and the
+// operator switching from 0.9.1 needs to know why.
+func refusalError(err error, spec engine.Spec, unsent string) error {
+	var pe *engine.PreflightError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	hint := preflightHint(pe, spec)
+	if unsent != "" {
+		note := fmt.Sprintf("note: %s is not sent to model servers; set %s, or tie the key to %s under [%s] in %s",
+			unsent, apiKeyEnv, spec.BaseURL, apiKeysTable, configPath())
+		hint = strings.TrimSpace(hint + "\n" + note)
+	}
+	return &exitError{Code: ExitUsage, Err: errors.New(pe.Msg), Hint: hint}
 }
 
 // preflightHint is a refusal's hint; a missing worker image gets the exact

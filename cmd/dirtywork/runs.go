@@ -8,6 +8,7 @@ import (
 
 	workerimage "github.com/dirtywork/dirtywork/docker"
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/engine/runs"
 )
 
 // newRunsCmd is `dirtywork runs`: the review loop after a run, every verb
@@ -25,7 +26,8 @@ func newRunsCmd(io *streams) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newRunsListCmd(io), newRunsShowCmd(io), newRunsExportCmd(io), newRunsVerdictCmd(io),
-		newRunsAcceptCmd(io), newRunsMergeCmd(io), newRunsCleanCmd(io))
+		newRunsAcceptCmd(io), newRunsMergeCmd(io), newRunsCleanCmd(io), newRunsSnapshotCmd(io), newRunsReconcileCmd(io),
+		newRunsWaitCmd(io))
 	return cmd
 }
 
@@ -44,14 +46,18 @@ failed becomes completed. The volume is removed afterwards unless --keep-volume
 (and kept whenever the export fails).
 
 Exit 0 when exported, 1 when the export failed, 2 when it was refused before
-anything was done.`,
+anything was done. A step after a done export that fails (run.json cannot be
+updated) is reported on stderr and leaves the exit code to the export.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if opts.MaxPatchMB < 1 || opts.MaxWorktreeMB < 1 || opts.MaxWorktreeFiles < 1 {
 				return usageErrorf("--max-patch-mb, --max-worktree-mb and --max-worktree-files must be at least 1")
 			}
-			opts.DefaultImage = workerimage.DefaultImage(Version())
-			res, err := engine.ExportRun(c.Context(), args[0], opts)
+			store, err := runs.OpenDefault(runs.WithDefaultImage(workerimage.DefaultImage(Version())))
+			if err != nil {
+				return runsError(err)
+			}
+			res, err := store.Export(c.Context(), args[0], opts)
 			var pe *engine.PreflightError
 			switch {
 			case errors.As(err, &pe):
@@ -59,15 +65,7 @@ anything was done.`,
 			case err != nil && res == nil:
 				return err
 			}
-			if !res.OK {
-				fmt.Fprintf(io.errOut, "%s\nthe volume was kept; fix the cause and run 'dirtywork runs export %s' again\n", res.Status, res.Slug)
-				return silentExit(ExitRunNotCompleted)
-			}
-			fmt.Fprintf(io.out, "exported '%s' into %s\n", res.Slug, res.Worktree)
-			if res.Fin.DiffStat != "" {
-				fmt.Fprintln(io.out, res.Fin.DiffStat)
-			}
-			return err // a run.json that could not be updated
+			return reportExport(io, res, err)
 		},
 	}
 	f := cmd.Flags()
@@ -76,4 +74,23 @@ anything was done.`,
 	f.IntVar(&opts.MaxWorktreeMB, "max-worktree-mb", 2048, "largest tree exported, in MiB")
 	f.IntVar(&opts.MaxWorktreeFiles, "max-worktree-files", 200000, "most entries exported")
 	return cmd
+}
+
+// reportExport prints a done or failed export and picks the exit code
+// from the export's outcome alone (R-6): 0 exported, 1 failed. laterErr,
+// a step after the export that failed (run.json not updated), is a
+// warning on stderr: the work is in the worktree either way.
+func reportExport(io *streams, res *engine.ExportResult, laterErr error) error {
+	if laterErr != nil {
+		fmt.Fprintf(io.errOut, "warning: %v\n", laterErr)
+	}
+	if !res.OK {
+		fmt.Fprintf(io.errOut, "%s\nthe volume was kept; fix the cause and run 'dirtywork runs export %s' again\n", res.Status, res.Slug)
+		return silentExit(ExitRunNotCompleted)
+	}
+	fmt.Fprintf(io.out, "exported '%s' into %s\n", res.Slug, res.Worktree)
+	if res.Fin.DiffStat != "" {
+		fmt.Fprintln(io.out, res.Fin.DiffStat)
+	}
+	return nil
 }

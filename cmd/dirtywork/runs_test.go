@@ -238,3 +238,55 @@ func TestRunsCleanActionLinesAndExitCodes(t *testing.T) {
 		t.Errorf("bad slug: exit %d %q", code, out)
 	}
 }
+
+// A real run, then the review loop from the command line: show, accept
+// with a warning, merge into the branch it started from.
+func TestRunThenAcceptAndMergeFromTheCommandLine(t *testing.T) {
+	e := newE2E(t, `{"turns":[
+		{"tool_calls":[{"name":"write_file","arguments":{"path":"notes/new.txt","content":"hello\n"}},
+		               {"name":"write_file","arguments":{"path":".github/workflows/ci.yml","content":"on: push\n"}}]},
+		{"finish":"added a note"}]}`)
+	payload, stderr, code := e.run("add a note\n\nmore words")
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	slug := filepath.Base(payload["run_dir"].(string))
+	env := []string{"DIRTYWORK_HOME=" + e.home}
+	cli := func(args ...string) (string, string, int) {
+		t.Helper()
+		out, errOut, code, err := runCLIProcess(t, "", env, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, errOut, code
+	}
+	rec, err := transcript.ReadRecord(payload["run_dir"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := rec.String("base_branch"); b != "main" {
+		t.Errorf("base_branch %v", rec["base_branch"])
+	}
+	out, errOut, code := cli("runs", "show", slug, "--diff")
+	if code != 0 || !strings.Contains(out, "+hello") || !strings.Contains(out, "warning: .github/workflows/ci.yml") {
+		t.Fatalf("show --diff: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = cli("runs", "accept", slug, "--json")
+	if code != 0 || !strings.Contains(errOut, "warning: .github/workflows/ci.yml: a CI workflow") || !strings.Contains(out, `"warnings":[{"path":".github/workflows/ci.yml"`) {
+		t.Fatalf("accept: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = cli("runs", "merge", slug)
+	if code != 0 || !strings.Contains(out, "into main: fast-forward") {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := gitOut(t, e.repo, "show", "main:notes/new.txt"); got != "hello\n" && got != "hello" {
+		t.Errorf("main lacks the note: %q", got)
+	}
+	if subject := gitOut(t, e.repo, "log", "-1", "--format=%s", "main"); strings.TrimSpace(subject) != "add a note" {
+		t.Errorf("subject %q", subject)
+	}
+	out, _, code = cli("runs", "clean", slug)
+	if code != 0 || !strings.Contains(out, "removed-worktree: ") || !strings.Contains(out, "removed-branch: ") {
+		t.Errorf("clean after merge: exit %d\n%s", code, out)
+	}
+}

@@ -176,3 +176,49 @@ func TestMergeRefusesConflictsAndADirtyCheckout(t *testing.T) {
 		t.Error("the operator's uncommitted change was touched")
 	}
 }
+
+func TestMergeBringsOnlyWhatWasAccepted(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "part", nil)
+	writeFile(t, filepath.Join(wt, "a.txt"), "accepted\n")
+	writeFile(t, filepath.Join(wt, "left-out.txt"), "not accepted\n")
+	if _, err := e.store.Accept(t.Context(), "part", AcceptOptions{Files: []string{"a.txt"}}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := e.store.Forecast(t.Context(), "part", "")
+	if err != nil || f.Pending {
+		t.Fatalf("forecast after a partial accept: %+v %v", f, err)
+	}
+	if _, err := e.store.Merge(t.Context(), "part", MergeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	files := git(t, repo, "ls-tree", "-r", "--name-only", "main")
+	if strings.Contains(files, "left-out.txt") || git(t, repo, "show", "main:a.txt") != "accepted" {
+		t.Errorf("main has %s", files)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "left-out.txt")); err != nil {
+		t.Error("the file left out was removed from the worktree")
+	}
+}
+
+func TestMergeIntoABranchNobodyHasCheckedOut(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	git(t, repo, "branch", "release")
+	wt := e.addLaneRun(repo, "rel", nil)
+	writeFile(t, filepath.Join(wt, "r.txt"), "r\n")
+	res, err := e.store.Merge(t.Context(), "rel", MergeOptions{Into: "release"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.UpdatedCheckout != "" || git(t, repo, "rev-parse", "release") != res.Commit || git(t, repo, "show", "release:r.txt") != "r" {
+		t.Errorf("merge %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "r.txt")); err == nil {
+		t.Error("the main checkout (on main) was changed")
+	}
+	if _, err := e.store.Merge(t.Context(), "rel", MergeOptions{Into: "nope"}); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("unknown target: %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -128,6 +129,11 @@ func (c *cleaner) clean(ctx context.Context) {
 // (and host_pid only for records of versions that had no lock).
 func (c *cleaner) stale() bool {
 	rec := &c.run.Record
+	if c.run.Alive && rec.Status != StatusRunning {
+		// Whatever the status says: a resume holds its prior run's lock.
+		c.act("skip", "'%s' is in use (its liveness lock is held by a running process)", c.run.Slug)
+		return false
+	}
 	if rec.Status != StatusRunning {
 		return true
 	}
@@ -227,13 +233,16 @@ func (c *cleaner) removeObject(ctx context.Context, kind, name string, want map[
 	c.act("removed-"+kind, "%s", name)
 }
 
-// exportFirst keeps a work volume's tree: when the volume exists and the
-// worktree holds nothing but its .git file, the tree is exported into it
-// (the validated export) before the volume may go. False means the
-// volume must stay.
+// exportFirst keeps a work volume's tree: unless the run's record says
+// its export succeeded (export_status ok), the volume may hold the only
+// copy of the work, so it is exported into the worktree (the validated
+// export) before it may go. A crashed run's lane holds only what the
+// sandbox wrote (the base tree, a partial export): when the export refuses
+// it, it is reduced to its .git file and the export tried once more.
+// False means the volume must stay.
 func (c *cleaner) exportFirst(ctx context.Context, volume string, want map[string]string) bool {
 	rec := &c.run.Record
-	if rec.Worktree == "" || !onlyGitFile(rec.Worktree) {
+	if rec.ExportStatus == "ok" || rec.Worktree == "" {
 		return true
 	}
 	labels, err := c.s.docker.VolumeLabels(ctx, volume)
@@ -241,10 +250,17 @@ func (c *cleaner) exportFirst(ctx context.Context, volume string, want map[strin
 		return true // absent, or not ours: removeObject says so
 	}
 	if c.opts.DryRun {
-		c.act("export-volume", "%s into %s (its tree never reached the worktree)", volume, rec.Worktree)
+		c.act("export-volume", "%s into %s (the record has no successful export)", volume, rec.Worktree)
 		return true
 	}
-	res, err := c.s.export(ctx, c.run.Slug, engine.ExportOptions{KeepVolume: true, DefaultImage: c.s.defaultImage})
+	opts := engine.ExportOptions{KeepVolume: true, DefaultImage: c.s.defaultImage, RunsRoot: c.s.root}
+	res, err := c.s.export(ctx, c.run.Slug, opts)
+	if (err != nil || res == nil || !res.OK) && c.run.Crashed() && !onlyGitFile(rec.Worktree) {
+		if cerr := export.Clear(rec.Worktree); cerr == nil {
+			c.act("cleared-worktree", "%s (the crashed run's own partial copy; the volume holds the whole tree)", rec.Worktree)
+			res, err = c.s.export(ctx, c.run.Slug, opts)
+		}
+	}
 	if err != nil || res == nil || !res.OK {
 		reason := "export failed"
 		if err != nil {
@@ -252,7 +268,7 @@ func (c *cleaner) exportFirst(ctx context.Context, volume string, want map[strin
 		} else if res != nil {
 			reason = res.Status
 		}
-		c.act("skip-volume", "%s: its tree never reached the worktree and cannot be exported (%s); kept", volume, reason)
+		c.act("skip-volume", "%s: the record has no successful export and the volume cannot be exported (%s); kept", volume, reason)
 		return false
 	}
 	c.act("exported-volume", "%s into %s", volume, rec.Worktree)
@@ -290,7 +306,7 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 	}
 	ahead := 0
 	if l.tip != "" {
-		if ahead, err = c.s.git.CommitsBeyond(ctx, repo.Root, rec.BaseCommit, l.tip); err != nil {
+		if ahead, err = c.s.git.UnmergedCommits(ctx, repo.Root, rec.Branch, l.tip); err != nil {
 			c.act("skip-worktree", "%s: cannot count its commits beyond the base: %v", rec.Worktree, err)
 			return false
 		}
@@ -300,7 +316,7 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 		return false
 	}
 	if !c.opts.Force && ahead > 0 {
-		c.act("skip-worktree", "%s: branch %s has %d commits beyond its base (merge it, or --force to park them under %s)", rec.Worktree, rec.Branch, ahead, ParkedRef(c.run.Slug))
+		c.act("skip-worktree", "%s: branch %s has %d commits beyond its base merged nowhere (merge it, or --force to park them under %s)", rec.Worktree, rec.Branch, ahead, ParkedRef(c.run.Slug))
 		return false
 	}
 	if dirty || ahead > 0 {
@@ -318,13 +334,13 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 	}
 	if c.opts.DryRun {
 		c.act("remove-worktree", "%s", rec.Worktree)
-		return true
+	} else {
+		if _, err := c.s.git.Run(ctx, gitops.Call{Dir: repo.Root, Neutral: true, Args: []string{"worktree", "remove", "--force", l.worktree}}); err != nil {
+			c.act("skip-worktree", "%s: %v", rec.Worktree, err)
+			return false
+		}
+		c.act("removed-worktree", "%s", rec.Worktree)
 	}
-	if _, err := c.s.git.Run(ctx, gitops.Call{Dir: repo.Root, Neutral: true, Args: []string{"worktree", "remove", "--force", l.worktree}}); err != nil {
-		c.act("skip-worktree", "%s: %v", rec.Worktree, err)
-		return false
-	}
-	c.act("removed-worktree", "%s", rec.Worktree)
 	if checkedOut != rec.Branch {
 		c.act("skip-branch", "%s: the worktree had %s checked out; left alone", rec.Branch, dash(checkedOut))
 	} else {
@@ -358,7 +374,7 @@ func (c *cleaner) worktreeGone(ctx context.Context, repo gitops.Repo) bool {
 			}
 		}
 	}
-	if ahead, err := c.s.git.CommitsBeyond(ctx, repo.Root, rec.BaseCommit, tip); err != nil || ahead > 0 {
+	if ahead, err := c.s.git.UnmergedCommits(ctx, repo.Root, rec.Branch, tip); err != nil || ahead > 0 {
 		if !c.parkWork(ctx, repo.Root, tip) {
 			return true
 		}
@@ -415,8 +431,8 @@ func (c *cleaner) stashes(worktreeRemoved bool) {
 	if wt == "" {
 		return
 	}
-	own := wt + ".pre-resume-" + c.run.Slug
-	all, _ := filepath.Glob(wt + ".pre-resume-*")
+	own := wt + engine.PreResumeMarker + c.run.Slug
+	all, _ := engine.PreResumeStashes(wt)
 	for _, st := range all {
 		if st != own && !worktreeRemoved && !c.opts.Force {
 			continue

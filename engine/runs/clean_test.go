@@ -33,7 +33,7 @@ func mustContain(t *testing.T, r *CleanResult, wants ...string) {
 func TestCleanRemovesMatchingObjectsAndTheRunDir(t *testing.T) {
 	e := newEnv(t)
 	repo := newRepo(t)
-	e.addLaneRun(repo, "slug1", map[string]any{"sandbox": "docker", "container": "dw-slug1", "volume": "dw-slug1-work"})
+	e.addLaneRun(repo, "slug1", map[string]any{"sandbox": "docker", "container": "dw-slug1", "volume": "dw-slug1-work", "export_status": "ok"})
 	e.docker.addContainer("dw-slug1", "exited", "slug1", repo)
 	e.docker.addVolume("dw-slug1-work", "slug1", repo)
 	e.docker.addVolume("dw-slug1-tools", "slug1", repo)
@@ -265,8 +265,89 @@ func TestCleanExportsAVolumeWhoseTreeNeverReachedTheWorktree(t *testing.T) {
 	}
 	e.docker.addVolume("dw-vol2-work", "vol2", repo)
 	r = e.store.Clean(t.Context(), "vol2", CleanOptions{Force: true})
-	mustContain(t, r, "skip-volume: dw-vol2-work: its tree never reached the worktree", "kept-run-dir: ")
+	mustContain(t, r, "skip-volume: dw-vol2-work: the record has no successful export", "kept-run-dir: ")
 	if _, ok := e.docker.volumes["dw-vol2-work"]; !ok {
 		t.Error("the only copy of the work was removed")
+	}
+}
+
+func TestCleanDryRunIsThePlanAndChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "plan", map[string]any{"sandbox": "docker", "container": "dw-plan", "volume": "dw-plan-work"})
+	writeFile(t, filepath.Join(wt, "w.txt"), "w\n")
+	e.docker.addContainer("dw-plan", "exited", "plan", repo)
+	e.docker.addVolume("dw-plan-work", "plan", repo)
+	r := e.store.Clean(t.Context(), "plan", CleanOptions{Force: true, DryRun: true})
+	if r.Skipped() || !r.DryRun || r.Parked != ParkedRef("plan") {
+		t.Fatalf("plan:\n%s", actions(r))
+	}
+	mustContain(t, r, "remove-container: dw-plan", "remove-volume: dw-plan-work", "park: refs/dirtywork/parked/plan", "remove-worktree: ", "remove-branch: dirtywork/plan", "remove-rundir: ")
+	if len(e.docker.removed) != 0 {
+		t.Errorf("removed %v", e.docker.removed)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "w.txt")); err != nil {
+		t.Error("the worktree changed")
+	}
+	if out := git(t, repo, "for-each-ref", "refs/dirtywork/"); out != "" {
+		t.Errorf("a dry run parked: %s", out)
+	}
+}
+
+// A docker run killed mid-export: its lane holds the base and part of the
+// new tree; the volume holds all of it. The lane is cleared and the
+// export tried again; the work ends up parked, none lost.
+func TestCleanOfACrashMidExportClearsTheLaneAndExports(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "midexp", map[string]any{"sandbox": "docker", "status": "running", "volume": "dw-midexp-work"})
+	crashRunDir(t, filepath.Join(e.root, "midexp"))
+	writeFile(t, filepath.Join(wt, "half.txt"), "half\n")
+	calls := 0
+	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(_ context.Context, slug string, _ engine.ExportOptions) (*engine.ExportResult, error) {
+		calls++
+		if !onlyGitFile(wt) {
+			return nil, errors.New("worktree is not empty")
+		}
+		writeFile(t, filepath.Join(wt, "a.txt"), "alpha\n")
+		writeFile(t, filepath.Join(wt, "b.txt"), "beta\n")
+		writeFile(t, filepath.Join(wt, "half.txt"), "half\n")
+		writeFile(t, filepath.Join(wt, "whole.txt"), "whole\n")
+		return &engine.ExportResult{Slug: slug, OK: true, Status: "ok"}, nil
+	}))
+	e.docker.addVolume("dw-midexp-work", "midexp", repo)
+	r := e.store.Clean(t.Context(), "midexp", CleanOptions{Force: true, KeepTranscript: true})
+	if r.Skipped() || calls != 2 {
+		t.Fatalf("%d export calls:\n%s", calls, actions(r))
+	}
+	mustContain(t, r, "cleared-worktree: ", "exported-volume: dw-midexp-work", "removed-volume: dw-midexp-work", "parked: ")
+	for f, want := range map[string]string{"half.txt": "half", "whole.txt": "whole"} {
+		if got := git(t, repo, "show", ParkedRef("midexp")+":"+f); got != want {
+			t.Errorf("parked %s = %q", f, got)
+		}
+	}
+}
+
+func crashRunDir(t *testing.T, dir string) {
+	t.Helper()
+	lock, err := transcript.AcquireLiveness(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = lock.Release()
+}
+
+func TestCleanLeavesARunWhoseLockIsHeldWhateverItsStatus(t *testing.T) {
+	e := newEnv(t)
+	dir := e.addRun("beingresumed", map[string]any{"status": "max_turns"})
+	lock, err := transcript.AcquireLiveness(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lock.Release() }()
+	r := e.store.Clean(t.Context(), "beingresumed", CleanOptions{Force: true})
+	mustContain(t, r, "skip: 'beingresumed' is in use")
+	if _, err := os.Stat(dir); err != nil {
+		t.Error("the run dir was removed")
 	}
 }

@@ -120,3 +120,35 @@ func TestTheMarkerCatchesAFilterTheOperatorDefined(t *testing.T) {
 		t.Fatal("the operator's filter did not leave its marker: the no-filter tests prove nothing")
 	}
 }
+
+// A worker that swaps a tracked directory for a link to a host directory
+// must not get host files into the diff or a commit.
+func TestALinkedDirectoryNeverLeaksHostFiles(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	writeFile(t, filepath.Join(repo, "etc", "hostname"), "repo's own\n")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "etc")
+	wt := e.addLaneRun(repo, "leak", nil)
+	if err := os.RemoveAll(filepath.Join(wt, "etc")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(wt, "etc")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.store.Accept(t.Context(), "leak", AcceptOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := git(t, repo, "ls-tree", "-r", res.Commit); strings.Contains(got, "etc/hostname") || !strings.Contains(got, "120000 blob") {
+		t.Errorf("tree after the swap:\n%s", got)
+	}
+	if got := git(t, repo, "cat-file", "-p", res.Commit+":etc"); got != "/etc" {
+		t.Errorf("etc is %q, want the link itself", got)
+	}
+	// Not even written into the object store: the host file was never read.
+	host := git(t, repo, "hash-object", "/etc/hostname")
+	if err := exec.Command("git", "-C", repo, "cat-file", "-e", host).Run(); err == nil {
+		t.Error("the host's /etc/hostname was read into the repository's objects")
+	}
+}

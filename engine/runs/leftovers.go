@@ -2,6 +2,7 @@ package runs
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -67,6 +68,7 @@ type inventory struct {
 	volumes    map[string]docker.Labelled
 	bySlug     map[string][]string // slug → names of labelled objects
 	dockerErr  error
+	dirs       map[string]string // directory → resolved, for resolvedPath
 }
 
 func (s *Store) inventory(ctx context.Context, repos []string) *inventory {
@@ -141,9 +143,28 @@ func (s *Store) fillLeftovers(ctx context.Context, runs []*Run) {
 		repos = append(repos, r.Record.Repo)
 	}
 	inv := s.inventory(ctx, repos)
+	inv.dirs = map[string]string{}
 	for _, r := range runs {
 		r.Leftovers = inv.leftovers(r)
 	}
+}
+
+// resolvedPath is resolved(path) with the parent directory's resolution
+// shared: thousands of worktrees live in a few .worktrees directories,
+// and resolving each from the root costs a syscall per component.
+func (inv *inventory) resolvedPath(path string) string {
+	dir, base := filepath.Split(filepath.Clean(path))
+	rd, ok := inv.dirs[dir]
+	if !ok {
+		rd = resolved(dir)
+		inv.dirs[dir] = rd
+	}
+	full := filepath.Join(rd, base)
+	// The last component may itself be a link.
+	if fi, err := os.Lstat(full); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return resolved(full)
+	}
+	return full
 }
 
 func (inv *inventory) leftovers(r *Run) *Leftovers {
@@ -153,7 +174,7 @@ func (inv *inventory) leftovers(r *Run) *Leftovers {
 		l.GitErr = view.err
 		if view.worktrees != nil && rec.Worktree != "" {
 			l.Worktree = Absent
-			if _, ok := view.worktrees[resolved(rec.Worktree)]; ok {
+			if _, ok := view.worktrees[inv.resolvedPath(rec.Worktree)]; ok {
 				l.Worktree = Present
 			}
 		}

@@ -274,3 +274,12 @@ func (f *fakeDocker) RemoveContainer(_ context.Context, name string, want map[st
 func (f *fakeDocker) RemoveVolume(_ context.Context, name string, want map[string]string) error {
 	return f.remove(f.volumes, name, want)
 }
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -89,10 +90,20 @@ func (s *Store) Forecast(ctx context.Context, slug, into string) (*MergeForecast
 	if err != nil {
 		return nil, err
 	}
-	return s.forecast(ctx, run, into)
+	return s.forecast(ctx, run, into, needsAccept(run))
 }
 
-func (s *Store) forecast(ctx context.Context, run *Run, into string) (*MergeForecast, error) {
+// needsAccept reports a run that Merge accepts first: one never accepted
+// with a commit (a verdict recorded by `runs verdict` alone counts as not
+// accepted). An accepted run's uncommitted files are what the reviewer
+// left out: they are never merged.
+func needsAccept(run *Run) bool {
+	return run.Record.Verdict != VerdictAccept || run.Record.AcceptedCommit == ""
+}
+
+// forecast is Forecast for run; withPending counts the worktree's
+// uncommitted files as the commit Merge's accept would make.
+func (s *Store) forecast(ctx context.Context, run *Run, into string, withPending bool) (*MergeForecast, error) {
 	f := &MergeForecast{Slug: run.Slug, Conflicts: []string{}, DirtyCheckout: []string{}, Reasons: []string{}}
 	if run.Alive {
 		f.Reasons = append(f.Reasons, "the run is still running")
@@ -123,8 +134,8 @@ func (s *Store) forecast(ctx context.Context, run *Run, into string) (*MergeFore
 	}
 	f.IntoTip, f.Tip = tip, l.tip
 	f.BaseMoved = tip != run.Record.BaseCommit
-	// Uncommitted work counts: Merge accepts it first.
-	if !onlyGitFile(l.worktree) {
+	// Uncommitted work counts when Merge accepts it first.
+	if withPending && !onlyGitFile(l.worktree) {
 		t, err := s.tree(ctx, l, l.tip)
 		if err != nil {
 			return nil, err
@@ -223,7 +234,8 @@ func (s *Store) Merge(ctx context.Context, slug string, opts MergeOptions) (*Mer
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.forecast(ctx, run, opts.Into)
+	accept := needsAccept(run)
+	f, err := s.forecast(ctx, run, opts.Into, accept && len(opts.Files) == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +243,7 @@ func (s *Store) Merge(ctx context.Context, slug string, opts MergeOptions) (*Mer
 		return nil, &RefusedError{Op: "merge", Slug: slug, Reasons: f.Reasons}
 	}
 	res := &MergeResult{Slug: slug, Into: f.Into}
-	if f.Pending || run.Record.Verdict != VerdictAccept {
+	if accept {
 		acc, err := s.Accept(ctx, slug, AcceptOptions{Files: opts.Files, Note: opts.Note, ReviewSeconds: opts.ReviewSeconds, Reviewer: opts.Reviewer})
 		if err != nil {
 			return nil, err
@@ -243,7 +255,7 @@ func (s *Store) Merge(ctx context.Context, slug string, opts MergeOptions) (*Mer
 			if run, err = s.Get(slug); err != nil {
 				return nil, err
 			}
-			if f, err = s.forecast(ctx, run, opts.Into); err != nil {
+			if f, err = s.forecast(ctx, run, opts.Into, false); err != nil {
 				return nil, err
 			}
 			if !f.OK() {
@@ -277,6 +289,7 @@ func (s *Store) Merge(ctx context.Context, slug string, opts MergeOptions) (*Mer
 			return nil, &RefusedError{Op: "merge", Slug: slug, Reasons: []string{err.Error()}}
 		}
 	}
+	pause.At(pause.Merge) // the checkout is switched, the branch not yet moved
 	if err := s.git.UpdateRef(ctx, root, ref, newTip, f.IntoTip, "dirtywork merge "+slug); err != nil {
 		if f.CheckedOutAt != "" {
 			_ = s.git.SwitchCheckout(ctx, f.CheckedOutAt, newTip, f.IntoTip)

@@ -3,6 +3,8 @@ package runs
 import (
 	"context"
 	"fmt"
+
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 )
 
 // ParkedPrefix is where work that cleanup would otherwise delete is kept.
@@ -23,6 +25,7 @@ func (s *Store) park(ctx context.Context, repo, slug, commit string) (string, er
 	if err := s.git.UpdateRef(ctx, repo, ref, commit, old, "dirtywork park "+slug); err != nil {
 		return "", fmt.Errorf("park the work of '%s': %w", slug, err)
 	}
+	pause.At(pause.Park) // parked, nothing removed yet
 	return fmt.Sprintf("%s (get it back: git -C %s branch restored/%s %s)", ref, repo, slug, ref), nil
 }
 

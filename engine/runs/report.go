@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dirtywork/dirtywork/engine/policy"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -198,7 +199,7 @@ func (r *Report) RecordJSON() string {
 // ERROR, BLOCKED, else ok.
 func OutcomeClass(tr transcript.ToolResult) string {
 	switch {
-	case tr.TimedOut || strings.Contains(tr.Result, "timed out after"):
+	case tr.TimedOut || policy.IsTimeout(tr.Result) || strings.HasPrefix(tr.Result, "ERROR: grep timed out after"):
 		return "timed out"
 	case strings.HasPrefix(tr.Result, "ERROR"):
 		return "ERROR"

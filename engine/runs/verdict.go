@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -62,6 +63,7 @@ func (s *Store) recordVerdict(run *Run, opts VerdictOptions, reviewer string, ex
 	at := s.now()
 	res := &VerdictResult{Slug: run.Slug, Verdict: opts.Verdict, VerdictAt: isoUTC(at), Reviewer: reviewer}
 	_, err := transcript.UpdateRecord(run.Dir, func(rec transcript.Record) error {
+		pause.At(pause.Verdict) // read under the lock, not yet written
 		ended, _ := rec.String("ended")
 		res.TimeToVerdictS = secondsSince(ended, at)
 		rec["verdict"] = string(opts.Verdict)

@@ -15,6 +15,9 @@ import (
 const (
 	LabelRun  = labelRun
 	LabelRepo = labelRepo
+	// LabelReap=1 marks a volume whose removal was handed off: with no
+	// container using it, anyone may remove it.
+	LabelReap = "dirtywork.reap"
 )
 
 // RepoLabel is the dirtywork.repo label the objects of runs on the

@@ -41,6 +41,12 @@ type WorkspaceConfig struct {
 	// Setup, when set, runs in the tree with the network before the worker
 	// starts (--setup).
 	Setup string
+	// Resume marks a resumed run: Worktree is the prior run's lane and
+	// holds its work, the only copy until the export. It is never filled
+	// nor cleared; the container's /work is seeded from it (ws_seed.go),
+	// the worker's index is the base tree's, and the export extracts the
+	// whole tree into the lane, which the engine empties first (RE-9).
+	Resume bool
 
 	Limits sandbox.Limits
 

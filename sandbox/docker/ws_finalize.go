@@ -140,7 +140,7 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	}()
 	var dropped []string
 	dlErr := w.cl.download(ctx, w.names.Container, workDir, func(r io.Reader) error {
-		return rebaseArchive(r, pw, &dropped)
+		return rebaseArchive(r, midExport(pw), &dropped)
 	})
 	if dlErr != nil {
 		_ = pw.CloseWithError(dlErr) // the extraction fails on a cut stream

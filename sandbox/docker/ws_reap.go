@@ -11,17 +11,16 @@ import (
 	"github.com/docker/docker/api/types/mount"
 )
 
-// LabelReap marks a container that stands for volumes to remove: its value
-// is their names, comma-separated. A run whose export succeeded leaves one
-// instead of waiting for its volumes' removal: the daemon removes a volume
-// holding a large tree while it holds its local driver's lock, for
+// A reap marker is a container labelled LabelReap whose value names the
+// volumes to remove, comma-separated. A run whose export succeeded leaves
+// one instead of waiting for its volumes' removal: the daemon removes a
+// volume holding a large tree while it holds its local driver's lock, for
 // seconds, and every volume call of every run waits meanwhile. The marker
 // empties the work volume itself (it mounts it, deletes what it holds and
 // exits, nothing followed), so that the removal whoever finds the marker
 // makes (the next run, `runs` reconcile) costs nothing: remove the marker
 // once it has exited, then the named volumes that carry the marker's
-// dirtywork.run label.
-const LabelReap = "dirtywork.reap"
+// dirtywork.run label (ReapMarked).
 
 // reapTimeout bounds a run's removal of what finished runs left.
 const reapTimeout = 2 * time.Minute

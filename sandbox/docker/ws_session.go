@@ -76,6 +76,7 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 // base tree is checked out into /work too (the first session); without,
 // /work is kept and only the index is made (a reset).
 func (w *Workspace) initRepo(ctx context.Context, s *session, populate bool) error {
+	populate = populate && !w.cfg.Resume // a resumed run's /work was seeded with the prior tree
 	script, err := gitInitScript(w.cfg.Branch, w.cfg.BaseCommit, !w.cfg.WithHistory, populate)
 	if err != nil {
 		return err
@@ -145,7 +146,10 @@ func (w *Workspace) fillVolumes(ctx context.Context, id string) error {
 	if err := w.uploadEntries(ctx, id, toolsDir, toolsEntries(w.toolbox, w.pack)); err != nil {
 		return err
 	}
-	return w.uploadEntries(ctx, id, workDir, workRootEntries())
+	if err := w.uploadEntries(ctx, id, workDir, workRootEntries()); err != nil || !w.cfg.Resume {
+		return err
+	}
+	return w.seedVolume(ctx, id)
 }
 
 // uploadEntries streams entries as a tar archive into dir of container id.

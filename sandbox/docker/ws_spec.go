@@ -8,7 +8,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
-	units "github.com/docker/go-units"
+
+	"github.com/dirtywork/dirtywork/sandbox"
 )
 
 // Defaults of the limits a WorkspaceConfig may leave zero (the contract's
@@ -29,12 +30,14 @@ const pathEnvValue = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 // errBadLimit is a size or CPU count docker would refuse.
 var errBadLimit = errors.New("invalid container limit")
 
-// limits are a workspace's container limits, parsed once.
+// limits are a workspace's container limits, parsed once. The strings are
+// as given (run_start records them); the kernel's tmpfs and the daemon get
+// the bytes, which they read whatever form the size was given in.
 type limits struct {
-	Memory, TmpSize, GitdirSize string
-	MemoryBytes                 int64
-	CPUs                        float64
-	PidsLimit                   int64
+	Memory, TmpSize, GitdirSize        string
+	MemoryBytes, TmpBytes, GitdirBytes int64
+	CPUs                               float64
+	PidsLimit                          int64
 }
 
 // limitsOf checks and defaults cfg's container limits.
@@ -61,14 +64,15 @@ func limitsOf(cfg WorkspaceConfig) (limits, error) {
 	if l.CPUs < 0.01 {
 		return limits{}, fmt.Errorf("%w: cpus %v", errBadLimit, l.CPUs)
 	}
-	for _, s := range []struct{ name, v string }{{"memory", l.Memory}, {"tmp size", l.TmpSize}, {"gitdir size", l.GitdirSize}} {
-		n, err := units.RAMInBytes(s.v)
-		if err != nil || n <= 0 {
+	for _, s := range []struct {
+		name, v string
+		n       *int64
+	}{{"memory", l.Memory, &l.MemoryBytes}, {"tmp size", l.TmpSize, &l.TmpBytes}, {"gitdir size", l.GitdirSize, &l.GitdirBytes}} {
+		n, err := sandbox.ParseSize(s.v)
+		if err != nil {
 			return limits{}, fmt.Errorf("%w: %s %q (want a size such as 512m or 4g)", errBadLimit, s.name, s.v)
 		}
-		if s.name == "memory" {
-			l.MemoryBytes = n
-		}
+		*s.n = n
 	}
 	return l, nil
 }
@@ -151,8 +155,8 @@ func workerSpec(n objectNames, imageID string, labels map[string]string, l limit
 			PidsLimit:  &pids,
 		},
 		Tmpfs: map[string]string{
-			"/tmp":  "rw,exec,size=" + l.TmpSize + ",mode=1777",
-			gitDir:  tmpfsOpts(l.GitdirSize),
+			"/tmp":  "rw,exec,size=" + strconv.FormatInt(l.TmpBytes, 10) + ",mode=1777",
+			gitDir:  tmpfsOpts(strconv.FormatInt(l.GitdirBytes, 10)),
 			homeDir: tmpfsOpts(homeSize),
 		},
 		Mounts: []mount.Mount{

@@ -55,7 +55,7 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 		if h.Memory != 2<<30 || h.MemorySwap != 2<<30 || h.NanoCPUs != 1.5e9 || h.PidsLimit == nil || *h.PidsLimit != 512 {
 			t.Errorf("limits: memory %d swap %d cpus %d pids %v", h.Memory, h.MemorySwap, h.NanoCPUs, h.PidsLimit)
 		}
-		if h.Tmpfs["/tmp"] != "rw,exec,size=100m,mode=1777" || h.Tmpfs["/gitdir"] != "rw,size=64m,mode=0700,uid=1000,gid=1000" ||
+		if h.Tmpfs["/tmp"] != "rw,exec,size=104857600,mode=1777" || h.Tmpfs["/gitdir"] != "rw,size=67108864,mode=0700,uid=1000,gid=1000" ||
 			h.Tmpfs["/home/worker"] != "rw,size=256m,mode=0700,uid=1000,gid=1000" {
 			t.Errorf("tmpfs %q", h.Tmpfs)
 		}
@@ -113,6 +113,15 @@ func TestLimitsRefuseNonsense(t *testing.T) {
 	l, err := limitsOf(WorkspaceConfig{})
 	if err != nil || l.Memory != "4g" || l.CPUs != 2 || l.TmpSize != "1g" || l.GitdirSize != "512m" || l.PidsLimit != 512 {
 		t.Errorf("defaults %+v, %v", l, err)
+	}
+	// Docker's own forms, as 0.9.1 passed them to docker; the kernel's
+	// tmpfs gets bytes, which it reads whatever the form was.
+	l, err = limitsOf(WorkspaceConfig{Memory: "1.5g", TmpSize: "4gb", GitdirSize: "512MiB"})
+	if err != nil || l.MemoryBytes != 3<<29 || l.TmpBytes != 4<<30 || l.GitdirBytes != 512<<20 {
+		t.Errorf("docker forms: %+v, %v", l, err)
+	}
+	if h := workerSpec(objectNames{}, "img", nil, l, false).Host; h.Tmpfs["/tmp"] != "rw,exec,size=4294967296,mode=1777" {
+		t.Errorf("tmpfs /tmp options %q", h.Tmpfs["/tmp"])
 	}
 	// --pids-limit reaches the container.
 	l, err = limitsOf(WorkspaceConfig{PidsLimit: 64})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/sandbox/toolbox"
 )
 
@@ -22,9 +23,11 @@ func (w *Workspace) ReadFile(ctx context.Context, path string, offset, limit int
 
 // WriteFile is the write_file tool.
 func (w *Workspace) WriteFile(ctx context.Context, path, content string) (string, error) {
-	return w.textTool(ctx, "write_file", true, func(c *toolbox.Client) (string, error) {
+	out, err := w.textTool(ctx, "write_file", true, func(c *toolbox.Client) (string, error) {
 		return c.WriteFile(ctx, path, content)
 	})
+	pause.At(pause.MidWrite) // the file is in the volume, and nowhere else
+	return out, err
 }
 
 // EditFile is the edit_file tool.

@@ -11,6 +11,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/export"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 )
 
 // Workspace is a docker sandbox: the run's tree in a volume, worked on by
@@ -140,7 +141,9 @@ func (w *Workspace) open(ctx context.Context) error {
 	if w.toolbox, err = imageToolbox(w.cfg, img); err != nil {
 		return err
 	}
-	w.baseline = startBaseline(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.Worktree)
+	if !w.cfg.Resume { // a resumed run's lane holds the prior work: never fill it
+		w.baseline = startBaseline(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.Worktree)
+	}
 	if w.pack, err = makeBasePack(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory); err != nil {
 		return err
 	}
@@ -158,6 +161,7 @@ func (w *Workspace) open(ctx context.Context) error {
 		defer stopReaping()
 		w.cl.ReapMarked(rctx)
 	})
+	pause.At(pause.Volume)
 	s, err := w.startSession(ctx, true)
 	// The pack and the tool server live in the tools volume now (or never
 	// will); a carried build's bytes need not stay in memory.
@@ -169,6 +173,7 @@ func (w *Workspace) open(ctx context.Context) error {
 	w.mu.Lock()
 	w.sess = s
 	w.mu.Unlock()
+	pause.At(pause.Container)
 	if w.cfg.Setup == "" {
 		w.wd = startWatchdog(w)
 		w.checkOutMeanwhile(s)

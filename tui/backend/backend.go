@@ -225,6 +225,14 @@ type Store interface {
 	Stop(ctx context.Context, slug string) error
 }
 
+// Previewer is a Store that can read the most recently active runs alone,
+// quickly: the first frame shows them while the whole root is read.
+type Previewer interface {
+	// Recent returns up to n runs, most recently active first, and how
+	// many runs the root holds.
+	Recent(ctx context.Context, n int) (runs []Run, total int, err error)
+}
+
 // LaunchSpec is one run to start.
 type LaunchSpec struct {
 	Repo      string

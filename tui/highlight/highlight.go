@@ -18,8 +18,13 @@ import (
 type Highlighter struct {
 	style *chroma.Style
 	mu    sync.Mutex
-	cache map[chroma.TokenType]lipgloss.Style
+	cache map[chroma.TokenType]sgr
 }
+
+// sgr is the escape sequence that starts a token's style and the one that
+// ends it, rendered once per token type: styling ten thousand lines token
+// by token through lipgloss costs more than lexing them.
+type sgr struct{ on, off string }
 
 // New returns a highlighter for the named chroma style; nil for "" (no
 // syntax colour).
@@ -27,7 +32,7 @@ func New(styleName string) *Highlighter {
 	if styleName == "" {
 		return nil
 	}
-	return &Highlighter{style: styles.Get(styleName), cache: map[chroma.TokenType]lipgloss.Style{}}
+	return &Highlighter{style: styles.Get(styleName), cache: map[chroma.TokenType]sgr{}}
 }
 
 // MaxLineBytes is the longest line given colour; longer lines (minified
@@ -71,7 +76,10 @@ func (h *Highlighter) Lines(path string, lines []string) []string {
 				cur.Reset()
 			}
 			if p != "" {
-				cur.WriteString(h.styleFor(tok.Type).Render(p))
+				st := h.styleFor(tok.Type)
+				cur.WriteString(st.on)
+				cur.WriteString(p)
+				cur.WriteString(st.off)
 			}
 		}
 	}
@@ -88,7 +96,7 @@ func (h *Highlighter) Lines(path string, lines []string) []string {
 	return out
 }
 
-func (h *Highlighter) styleFor(t chroma.TokenType) lipgloss.Style {
+func (h *Highlighter) styleFor(t chroma.TokenType) sgr {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if st, ok := h.cache[t]; ok {
@@ -105,6 +113,9 @@ func (h *Highlighter) styleFor(t chroma.TokenType) lipgloss.Style {
 	if e.Italic == chroma.Yes {
 		st = st.Italic(true)
 	}
-	h.cache[t] = st
-	return st
+	// Render a marker and keep what surrounds it.
+	out := st.Render("\x00")
+	on, off, _ := strings.Cut(out, "\x00")
+	h.cache[t] = sgr{on: on, off: off}
+	return h.cache[t]
 }

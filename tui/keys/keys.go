@@ -156,7 +156,7 @@ func Default() Map {
 			Stats:      bind("stats", "S"),
 			NextReview: bind("next review", "n"),
 			FocusNext:  bind("focus", "tab"),
-			Zoom:       bind("zoom pane", "z"),
+			Zoom:       bind("zoom", "z"),
 			Pane1:      bind("pane 1", "1"),
 			Pane2:      bind("pane 2", "2"),
 			Pane3:      bind("pane 3", "3"),

@@ -112,6 +112,9 @@ type Entry struct {
 	ExitCode *int
 	Passed   bool
 	Start    *Start
+	// Trimmed says the texts are previews: the whole entry is line Line
+	// of the transcript (see ReadEntry).
+	Trimmed bool
 }
 
 // Terminal reports whether the entry ends the run.

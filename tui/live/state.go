@@ -1,6 +1,7 @@
 package live
 
 import (
+	"strings"
 	"time"
 
 	"github.com/dirtywork/dirtywork/transcript"
@@ -93,6 +94,54 @@ func (s *State) Apply(e Entry) {
 		}
 	}
 	s.Entries = append(s.Entries, e)
+	// Only the newest entries keep their whole text: four transcripts of
+	// tens of thousands of events would otherwise hold their files in
+	// memory. An older entry keeps a preview; the transcript view reads
+	// the whole line back from the file when it is shown.
+	if n := len(s.Entries); n > KeepWhole {
+		s.Entries[n-1-KeepWhole].trim()
+	}
+}
+
+// KeepWhole is how many of the newest entries keep their whole text.
+const KeepWhole = 1000
+
+// PreviewRunes is how much text a trimmed entry keeps.
+const PreviewRunes = 160
+
+// trim cuts the entry's texts down to previews.
+func (e *Entry) trim() {
+	if e.Trimmed {
+		return
+	}
+	cut := func(s string) (string, bool) {
+		if len(s) <= PreviewRunes {
+			return s, false
+		}
+		n := 0
+		for i := range s {
+			if n == PreviewRunes {
+				return strings.Clone(s[:i]), true
+			}
+			n++
+		}
+		return s, false
+	}
+	var c1, c2 bool
+	e.Text, c1 = cut(e.Text)
+	e.Args, c2 = cut(e.Args)
+	trimmed := c1 || c2
+	if len(e.Calls) > 0 {
+		calls := make([]Call, len(e.Calls))
+		for i, c := range e.Calls {
+			var ci bool
+			calls[i].Name = c.Name
+			calls[i].Args, ci = cut(c.Args)
+			trimmed = trimmed || ci
+		}
+		e.Calls = calls
+	}
+	e.Trimmed = trimmed
 }
 
 // ContextFill is the latest prompt as a fraction of the context window,

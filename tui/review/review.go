@@ -37,12 +37,20 @@ type LoadedMsg struct {
 	Took time.Duration
 }
 
-// HighlightedMsg carries one file's lines with syntax colour.
+// HighlightedMsg carries a chunk of one file's lines with syntax colour.
 type HighlightedMsg struct {
 	Slug  string
 	File  int
+	Chunk int
 	Lines []string
 }
+
+// chunkLines is how many diff lines are coloured at a time: only the
+// chunks on screen are, so a ten-thousand-line file costs what a screen
+// does.
+const chunkLines = 256
+
+type chunkKey struct{ file, chunk int }
 
 // PlanMsg carries what a clean would do, for the confirmation.
 type PlanMsg struct {
@@ -118,7 +126,8 @@ type Model struct {
 	include []bool
 	file    int
 	scroll  int
-	colored map[int][]string
+	colored map[chunkKey][]string
+	asked   map[chunkKey]bool
 	// shownAt is when the diff was first on screen; review time runs
 	// from here to the verdict key.
 	shownAt time.Time
@@ -143,7 +152,7 @@ func New(s *theme.Styles, km *keys.Map, store backend.Store, launcher backend.La
 	m := Model{
 		styles: s, keys: &km.Review, confirm: &km.Confirm, form: &km.Form,
 		store: store, launcher: launcher, hl: highlight.New(s.ChromaStyle), now: now,
-		run: run, colored: map[int][]string{}, feedback: ta,
+		run: run, colored: map[chunkKey][]string{}, asked: map[chunkKey]bool{}, feedback: ta,
 	}
 	m.syncKeys()
 	return m
@@ -233,10 +242,10 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.shownAt = m.now()
 		m.syncKeys()
-		return m, m.highlightCmd(0)
+		return m, m.colorCmd()
 	case HighlightedMsg:
 		if msg.Slug == m.run.Slug {
-			m.colored[msg.File] = msg.Lines
+			m.colored[chunkKey{msg.File, msg.Chunk}] = msg.Lines
 		}
 		return m, nil
 	case PlanMsg:
@@ -264,7 +273,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyPressMsg:
-		return m.key(msg)
+		m2, cmd := m.key(msg)
+		return m2, tea.Batch(cmd, m2.colorCmd())
 	}
 	if m.modal == modalFeedback {
 		var cmd tea.Cmd
@@ -456,7 +466,7 @@ func (m Model) selectFile(i int) (Model, tea.Cmd) {
 	}
 	m.file = i
 	m.scroll = 0
-	return m, m.highlightCmd(i)
+	return m, nil
 }
 
 func (m *Model) jumpHunk(dir int) {
@@ -496,21 +506,40 @@ func (m *Model) clampScroll() {
 	m.scroll = max(0, min(m.scroll, total-m.diffHeight()))
 }
 
-// highlightCmd colours file i off the UI loop (once).
-func (m Model) highlightCmd(i int) tea.Cmd {
-	if m.hl == nil || i >= len(m.files) || m.colored[i] != nil || m.files[i].Binary {
+// colorCmd colours the chunks of the selected file that are on screen
+// and not yet coloured (or asked for), off the UI loop.
+func (m *Model) colorCmd() tea.Cmd {
+	if m.hl == nil || !m.loaded || m.file >= len(m.files) || m.files[m.file].Binary {
 		return nil
 	}
+	var cmds []tea.Cmd
+	first := m.scroll / chunkLines
+	last := (m.scroll + m.diffHeight()) / chunkLines
+	for c := first; c <= last; c++ {
+		k := chunkKey{m.file, c}
+		if m.asked[k] || c*chunkLines >= len(m.files[m.file].Lines) {
+			continue
+		}
+		m.asked[k] = true
+		cmds = append(cmds, m.highlightCmd(m.file, c))
+	}
+	return tea.Batch(cmds...)
+}
+
+// highlightCmd colours chunk c of file i.
+func (m Model) highlightCmd(i, c int) tea.Cmd {
 	f := m.files[i]
-	hl, slug := m.hl, m.run.Slug
+	lo, hi := c*chunkLines, min(len(f.Lines), (c+1)*chunkLines)
+	lines := f.Lines[lo:hi]
+	hl, slug, path := m.hl, m.run.Slug, f.Path
 	return func() tea.Msg {
-		plain := make([]string, len(f.Lines))
-		for j, l := range f.Lines {
+		plain := make([]string, len(lines))
+		for j, l := range lines {
 			if l.Kind == diff.Add || l.Kind == diff.Del || l.Kind == diff.Context {
 				plain[j] = safeCode(l.Text)
 			}
 		}
-		return HighlightedMsg{Slug: slug, File: i, Lines: hl.Lines(f.Path, plain)}
+		return HighlightedMsg{Slug: slug, File: i, Chunk: c, Lines: hl.Lines(path, plain)}
 	}
 }
 

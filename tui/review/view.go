@@ -212,14 +212,15 @@ func (m Model) diffLines(w, h int) []string {
 		return nil
 	}
 	f := m.files[m.file]
-	colored := m.colored[m.file]
 	gw := 5
 	out := make([]string, 0, h)
 	for i := m.scroll; i < len(f.Lines) && len(out) < h; i++ {
 		l := f.Lines[i]
+		colored := m.colored[chunkKey{m.file, i / chunkLines}]
+		ci := i % chunkLines
 		var text string
-		if colored != nil && i < len(colored) && colored[i] != "" {
-			text = colored[i]
+		if ci < len(colored) && colored[ci] != "" {
+			text = colored[ci]
 		} else {
 			text = safeCode(l.Text)
 		}
@@ -232,9 +233,9 @@ func (m Model) diffLines(w, h int) []string {
 		case diff.NoNewline:
 			out = append(out, s.DiffMeta.Render(fit.Line(termsafe.Line(l.Text), w)))
 		case diff.Add:
-			out = append(out, s.LineNo.Render(num(l.New, gw))+s.DiffAdd.Render(" +")+fit.Line(colorize(colored, i, s.DiffAdd.Render(safeCode(l.Text)), text), tw))
+			out = append(out, s.LineNo.Render(num(l.New, gw))+s.DiffAdd.Render(" +")+fit.Line(colorize(colored, ci, s.DiffAdd.Render(safeCode(l.Text)), text), tw))
 		case diff.Del:
-			out = append(out, s.LineNo.Render(num(l.Old, gw))+s.DiffDel.Render(" -")+fit.Line(colorize(colored, i, s.DiffDel.Render(safeCode(l.Text)), text), tw))
+			out = append(out, s.LineNo.Render(num(l.Old, gw))+s.DiffDel.Render(" -")+fit.Line(colorize(colored, ci, s.DiffDel.Render(safeCode(l.Text)), text), tw))
 		default:
 			out = append(out, s.LineNo.Render(num(l.New, gw))+"  "+fit.Line(text, tw))
 		}

@@ -108,35 +108,61 @@ func (m *Model) SelectKey(k string) bool {
 	return false
 }
 
-// sortItems orders rows by group, then newest first.
+// sortItems orders rows by group, then newest first. It sorts small keys,
+// not the rows themselves: ten thousand rows of a few hundred bytes each
+// are slow to move around.
 func sortItems(items []runinfo.Item) []runinfo.Item {
 	rank := map[backend.Phase]int{}
 	for i, p := range groupOrder {
 		rank[p] = i
 	}
-	out := slices.Clone(items)
-	slices.SortStableFunc(out, func(a, b runinfo.Item) int {
-		if c := cmp.Compare(rank[a.Phase()], rank[b.Phase()]); c != 0 {
+	type sortKey struct {
+		rank    int
+		started int64
+		queue   int
+		key     string
+		idx     int
+	}
+	keys := make([]sortKey, len(items))
+	for i, it := range items {
+		k := sortKey{rank: rank[it.Phase()], started: it.Run.Started.UnixNano(), key: it.Key, idx: i}
+		if it.Queued != nil {
+			k.queue = it.Queued.ID
+		}
+		keys[i] = k
+	}
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
 			return c
 		}
-		if c := b.Run.Started.Compare(a.Run.Started); c != 0 {
+		if c := cmp.Compare(b.started, a.started); c != 0 {
 			return c
 		}
-		if a.Queued != nil && b.Queued != nil {
-			return cmp.Compare(a.Queued.ID, b.Queued.ID)
+		if c := cmp.Compare(a.queue, b.queue); c != 0 {
+			return c
 		}
-		return strings.Compare(a.Key, b.Key)
+		return strings.Compare(a.key, b.key)
 	})
+	out := make([]runinfo.Item, len(items))
+	for i, k := range keys {
+		out[i] = items[k.idx]
+	}
 	return out
 }
 
 // refilter recomputes the visible rows.
 func (m *Model) refilter() {
-	q := parseQuery(m.filter.Value())
 	m.visible = m.visible[:0]
-	for i, it := range m.items {
-		if q.match(it) {
+	if v := m.filter.Value(); strings.TrimSpace(v) == "" {
+		for i := range m.items {
 			m.visible = append(m.visible, i)
+		}
+	} else {
+		q := parseQuery(v)
+		for i, it := range m.items {
+			if q.match(it) {
+				m.visible = append(m.visible, i)
+			}
 		}
 	}
 	m.cursor = min(m.cursor, max(0, len(m.visible)-1))
@@ -221,33 +247,36 @@ func (m Model) rowsHeight() int {
 // clampOffset keeps the cursor row on screen.
 func (m *Model) clampOffset() {
 	h := m.rowsHeight()
-	if h <= 0 {
+	if h <= 0 || len(m.visible) == 0 {
 		m.offset = 0
 		return
 	}
-	// Headings take lines too: walking back from the cursor, find the
-	// first row that still fits with it.
 	if m.cursor < m.offset {
 		m.offset = m.cursor
 	}
-	for m.offset < m.cursor && m.linesBetween(m.offset, m.cursor) > h {
-		m.offset++
+	// Walk back from the cursor to the first row that still fits with it
+	// (headings take lines too): never more than a screen of rows, however
+	// long the list.
+	lowest := m.cursor
+	lines := 2 // the cursor row and its heading, at worst
+	for lowest > m.offset {
+		add := 1
+		if m.phaseAt(lowest) != m.phaseAt(lowest-1) {
+			add++ // lowest starts a group: its heading
+		}
+		if lines+add > h {
+			break
+		}
+		lines += add
+		lowest--
 	}
-	m.offset = max(0, min(m.offset, max(0, len(m.visible)-1)))
+	if m.offset < lowest {
+		m.offset = lowest
+	}
+	m.offset = max(0, min(m.offset, len(m.visible)-1))
 }
 
-// linesBetween is how many lines rows from..to (inclusive) take with
-// their group headings.
-func (m Model) linesBetween(from, to int) int {
-	n := 0
-	for i := from; i <= to && i < len(m.visible); i++ {
-		if i == from || m.items[m.visible[i]].Phase() != m.items[m.visible[i-1]].Phase() {
-			n++
-		}
-		n++
-	}
-	return n
-}
+func (m Model) phaseAt(i int) backend.Phase { return m.items[m.visible[i]].Phase() }
 
 // View draws the list at its size.
 func (m Model) View(now time.Time) string {
@@ -331,9 +360,15 @@ func (m Model) row(it runinfo.Item, selected bool, now time.Time) string {
 	if restW > 0 {
 		repo, model := it.Repo(), it.Model()
 		text := it.Task()
-		if w >= 100 {
+		switch {
+		case w >= 150:
+			// Wide: the sandbox and what the run is doing too.
+			act := fit.Line(it.Sandbox(), 6) + " " + it.Activity(now)
+			actW := max(20, restW/3)
+			text = fit.Line(repo, 12) + " " + fit.Line(text, max(8, restW-12-1-18-1-actW-1)) + " " + fit.Line(model, 18) + " " + fit.Line(act, actW)
+		case w >= 100:
 			text = fit.Line(repo, 12) + " " + fit.Line(text, max(8, restW-12-1-18-1)) + " " + fit.Line(model, 18)
-		} else if repo != "" && restW > 30 {
+		case repo != "" && restW > 30:
 			text = fit.Line(repo, 10) + " " + text
 		}
 		middle = fit.Line(text, restW)

@@ -6,14 +6,20 @@
 package runsstore
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dirtywork/dirtywork/engine/runs"
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/tui/backend"
 )
 
@@ -29,7 +35,7 @@ func New(s *runs.Store) *Store { return &Store{S: s} }
 func Convert(r *runs.Run) backend.Run {
 	rec := r.Record
 	out := backend.Run{
-		Slug: r.Slug, RunDir: r.Dir, Transcript: r.Dir + "/transcript.jsonl",
+		Slug: r.Slug, RunDir: r.Dir, Transcript: filepath.Join(r.Dir, "transcript.jsonl"),
 		Repo: rec.Repo, Worktree: rec.Worktree, Branch: rec.Branch, BaseCommit: rec.BaseCommit, BaseRef: rec.BaseRef,
 		Task: rec.Task, Model: rec.Model, Provider: rec.Provider, Sandbox: rec.Sandbox,
 		Status: backend.Status(rec.Status), Alive: r.Alive, Started: parseTime(rec.Started), Ended: parseTime(rec.Ended),
@@ -70,6 +76,48 @@ func parseTime(s string) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// Recent implements backend.Previewer: the n run dirs changed last (a
+// run's dir changes whenever its run.json is rewritten), through the
+// store's Get.
+func (s *Store) Recent(ctx context.Context, n int) ([]backend.Run, int, error) {
+	root := s.S.Root()
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	type dir struct {
+		name string
+		mod  int64
+	}
+	dirs := make([]dir, 0, len(ents))
+	for _, e := range ents {
+		if !e.IsDir() || transcript.ValidSlug(e.Name()) != nil {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		dirs = append(dirs, dir{e.Name(), info.ModTime().UnixNano()})
+	}
+	slices.SortFunc(dirs, func(a, b dir) int { return cmp.Compare(b.mod, a.mod) })
+	out := make([]backend.Run, 0, min(n, len(dirs)))
+	for _, d := range dirs[:min(n, len(dirs))] {
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		r, err := s.S.Get(d.name)
+		if err != nil && r == nil {
+			continue // gone, or holding no run.json
+		}
+		out = append(out, Convert(r))
+	}
+	return out, len(dirs), nil
 }
 
 // List implements backend.Store.
@@ -137,7 +185,10 @@ func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error)
 	if err != nil {
 		return backend.Review{}, err
 	}
-	rv := backend.Review{Patch: string(d.Patch), Summary: runs.Str(run.Record.LastAssistantText)}
+	rv := backend.Review{Patch: string(d.Patch), Summary: finishSummary(run.Dir)}
+	if rv.Summary == "" {
+		rv.Summary = runs.Str(run.Record.LastAssistantText)
+	}
 	if v := run.Record.Verify; v != nil {
 		rv.Verify = &backend.Verify{Command: v.Command, ExitCode: v.ExitCode, Passed: v.Passed, Output: v.OutputTail}
 	}
@@ -168,6 +219,38 @@ func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error)
 		rv.MergeBlockers = fc.Reasons
 	}
 	return rv, nil
+}
+
+// finishSummary is the summary the worker gave its finish call, read from
+// the transcript ("" when it gave none).
+func finishSummary(dir string) string {
+	lines, _, err := transcript.ReadFile(filepath.Join(dir, "transcript.jsonl"))
+	if err != nil {
+		return ""
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i].Event != transcript.EventAssistant {
+			continue
+		}
+		ev, _ := lines[i].Decode()
+		a, ok := ev.(transcript.Assistant)
+		if !ok {
+			continue
+		}
+		for _, c := range a.ToolCalls {
+			if c.Name != "finish" {
+				continue
+			}
+			var args struct {
+				Summary string `json:"summary"`
+			}
+			if json.Unmarshal([]byte(c.Arguments), &args) == nil {
+				return args.Summary
+			}
+		}
+		return ""
+	}
+	return ""
 }
 
 func risks(rs []runs.Risk) []string {
@@ -273,27 +356,9 @@ func skips(res *runs.CleanResult) error {
 	return errors.New(strings.Join(lines, "\n"))
 }
 
-// Stop implements backend.Store: SIGINT to the run's process, its own
-// graceful interrupt (it ends interrupted, keeping its evidence). The pid
-// is used only while the run holds its liveness lock, so a reused pid is
-// never signalled.
-func (s *Store) Stop(_ context.Context, slug string) error {
-	run, err := s.S.Get(slug)
-	if err != nil {
-		return err
-	}
-	if !run.Alive {
-		return fmt.Errorf("'%s' is not running", slug)
-	}
-	pid := run.Record.HostPID
-	if pid == nil || *pid <= 1 {
-		return fmt.Errorf("'%s' records no process id", slug)
-	}
-	if err := syscall.Kill(int(*pid), syscall.SIGINT); err != nil {
-		return fmt.Errorf("stop '%s' (pid %d): %w", slug, *pid, err)
-	}
-	return nil
-}
+// Stop implements backend.Store: the store's Stop (SIGINT to a run whose
+// liveness lock is held; it ends interrupted, keeping its evidence).
+func (s *Store) Stop(_ context.Context, slug string) error { return s.S.Stop(slug) }
 
 func short(sha string) string {
 	if len(sha) > 12 {
@@ -302,4 +367,7 @@ func short(sha string) string {
 	return sha
 }
 
-var _ backend.Store = (*Store)(nil)
+var (
+	_ backend.Store     = (*Store)(nil)
+	_ backend.Previewer = (*Store)(nil)
+)

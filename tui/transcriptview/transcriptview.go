@@ -24,12 +24,25 @@ import (
 // CloseMsg asks the root to leave the transcript.
 type CloseMsg struct{}
 
+// FullEntryMsg carries a trimmed entry read whole from the transcript.
+type FullEntryMsg struct {
+	Slug  string
+	Line  int
+	Entry live.Entry
+	Err   error
+}
+
 // Model is the transcript view of one run.
 type Model struct {
 	styles *theme.Styles
 	keys   *keys.Transcript
 	slug   string
+	path   string      // the transcript, to read trimmed entries whole
 	state  *live.State // owned by the root; read only here
+	// whole holds trimmed entries read back whole, by line; asked those
+	// being read.
+	whole map[int]live.Entry
+	asked map[int]bool
 
 	cursor   int
 	follow   bool
@@ -44,12 +57,15 @@ type Model struct {
 }
 
 // New returns the transcript view of slug, following.
-func New(s *theme.Styles, k *keys.Transcript, slug string, state *live.State) Model {
+func New(s *theme.Styles, k *keys.Transcript, slug, path string, state *live.State) Model {
 	ti := textinput.New()
 	ti.Prompt = "/"
 	ti.Placeholder = "search the transcript"
 	ti.SetStyles(s.Input)
-	m := Model{styles: s, keys: k, slug: slug, state: state, follow: true, search: ti}
+	m := Model{
+		styles: s, keys: k, slug: slug, path: path, state: state, follow: true, search: ti,
+		whole: map[int]live.Entry{}, asked: map[int]bool{},
+	}
 	m.Sync()
 	return m
 }
@@ -60,7 +76,37 @@ func (m Model) Slug() string { return m.slug }
 // SetState points the view at a new state (after a reset).
 func (m *Model) SetState(st *live.State) {
 	m.state = st
+	m.whole = map[int]live.Entry{}
+	m.asked = map[int]bool{}
 	m.Sync()
+}
+
+// WholeCmd reads the selected entry whole when only its preview is in
+// memory (off the UI loop); nil when there is nothing to read.
+func (m *Model) WholeCmd() tea.Cmd {
+	es := m.entries()
+	if m.cursor >= len(es) {
+		return nil
+	}
+	e := es[m.cursor]
+	if !e.Trimmed || e.Line <= 0 || m.asked[e.Line] || m.path == "" {
+		return nil
+	}
+	m.asked[e.Line] = true
+	path, line, slug := m.path, e.Line, m.slug
+	return func() tea.Msg {
+		full, err := live.ReadEntry(path, line)
+		return FullEntryMsg{Slug: slug, Line: line, Entry: full, Err: err}
+	}
+}
+
+// shown is entry i as the detail shows it: whole when it has been read.
+func (m Model) shown(i int) live.Entry {
+	e := m.entries()[i]
+	if w, ok := m.whole[e.Line]; ok && e.Trimmed {
+		return w
+	}
+	return e
 }
 
 // Following reports whether the view sticks to the newest event.
@@ -99,8 +145,19 @@ func (m *Model) Sync() {
 	m.cursor = max(0, min(m.cursor, n-1))
 }
 
-// Update handles the view's keys.
+// Update handles the view's messages.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if fm, ok := msg.(FullEntryMsg); ok {
+		if fm.Slug == m.slug && fm.Err == nil {
+			m.whole[fm.Line] = fm.Entry
+		}
+		return m, nil
+	}
+	m2, cmd := m.update(msg)
+	return m2, tea.Batch(cmd, m2.WholeCmd())
+}
+
+func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	if m.searching {
 		if k, ok := msg.(tea.KeyPressMsg); ok {
 			switch k.String() {
@@ -249,7 +306,7 @@ func (m Model) View() string {
 		lines = append(lines, s.Muted.Render(strings.Repeat("─", w)))
 	}
 	detailH := m.height - len(lines)
-	detail := m.detail(es[m.cursor], w)
+	detail := m.detail(m.shown(m.cursor), w)
 	at := min(m.detailAt, max(0, len(detail)-detailH))
 	lines = append(lines, detail[at:]...)
 	return fit.Lines(lines, w, m.height)

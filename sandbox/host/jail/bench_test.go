@@ -1,8 +1,11 @@
+//go:build linux
+
 package jail
 
 import (
 	"io"
 	"testing"
+	"time"
 )
 
 // BenchmarkStart measures a run's jail start: from Start to the program
@@ -34,6 +37,31 @@ func BenchmarkProbe(b *testing.B) {
 	for b.Loop() {
 		if err := Probe(b.Context()).Err(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkToolServerStart measures a run's start in host mode as far as
+// the jail goes: the jail built, the tool server started in it and
+// greeted, then ended.
+func BenchmarkToolServerStart(b *testing.B) {
+	work := b.TempDir()
+	for b.Loop() {
+		s := startToolServer(b, b.Context(), work)
+		s.stop()
+	}
+}
+
+// BenchmarkToolServerBashTrue measures one bash call through the tool
+// server in the jail: the jail adds nothing per command (the server forks
+// it inside).
+func BenchmarkToolServerBashTrue(b *testing.B) {
+	s := startToolServer(b, b.Context(), b.TempDir())
+	defer s.stop()
+	for b.Loop() {
+		res, err := s.cl.Bash(b.Context(), "true", 10*time.Second)
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("%+v %v", res, err)
 		}
 	}
 }

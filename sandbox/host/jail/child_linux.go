@@ -48,7 +48,7 @@ func runChild() int {
 		data, _ := json.Marshal(r)
 		_, _ = ctl.Write(append(data, '\n')) // a parent that went away cannot be told
 	}
-	sp, fds, err := receiveSpec(controlFD)
+	sp, fds, err := receiveSpec(ctl)
 	if err != nil {
 		send(report{Error: err.Error(), Layer: LayerRoot})
 		return exitSetup
@@ -84,8 +84,9 @@ func runChild() int {
 }
 
 // receiveSpec reads the spec (a 4-byte length, then JSON) and the mount
-// descriptors that come with its first bytes.
-func receiveSpec(fd int) (spec, []int, error) {
+// descriptors that come with its first bytes from the control socket.
+func receiveSpec(ctl *os.File) (spec, []int, error) {
+	fd := int(ctl.Fd())
 	buf := make([]byte, 64<<10)
 	oob := make([]byte, unix.CmsgSpace(4*maxFDs))
 	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
@@ -117,8 +118,7 @@ func receiveSpec(fd int) (spec, []int, error) {
 	body := append([]byte(nil), data[4:]...)
 	if len(body) < size {
 		rest := make([]byte, size-len(body))
-		f := os.NewFile(uintptr(fd), "control")
-		if _, err := io.ReadFull(f, rest); err != nil {
+		if _, err := io.ReadFull(ctl, rest); err != nil {
 			return spec{}, nil, fmt.Errorf("read the jail's spec: %w", err)
 		}
 		body = append(body, rest...)
@@ -239,6 +239,11 @@ func (s *setup) run() (report, error) {
 		if err := setRlimits(*sp.Rlimits); err != nil {
 			return report{}, inLayer(LayerPids, err)
 		}
+	}
+	// No core files: a crashing command would drop one into the worktree
+	// (up to its size), and nothing in the jail can read it usefully.
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
+		return report{}, inLayer(LayerRoot, fmt.Errorf("set RLIMIT_CORE: %w", err))
 	}
 	return s.lockDown()
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package jail
 
 import (
@@ -26,7 +28,7 @@ import (
 // the host.
 func TestEscapeIdentity(t *testing.T) {
 	r := bash(t, Config{Hostname: "jailhost"}, `echo pid $$ > /dev/stdout; hostname > /proc/self/fd/1; echo > /dev/stderr; grep -E '^(Cap[A-Za-z]+|NoNewPrivs|Seccomp):' /proc/self/status; `+
-		`tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; id -u; id -G; ls /sys | wc -l`)
+		`tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; id -u; id -G; ls /sys | wc -l; ulimit -c; ulimit -c 1000 2>/dev/null || echo no-raise`)
 	if r.err != nil {
 		t.Fatal(describe(r))
 	}
@@ -34,7 +36,7 @@ func TestEscapeIdentity(t *testing.T) {
 		"pid 1", "jailhost",
 		"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
 		"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2", "lo",
-		strconv.Itoa(os.Getuid()), strconv.Itoa(os.Getgid()), "0",
+		strconv.Itoa(os.Getuid()), strconv.Itoa(os.Getgid()), "0", "0", "no-raise",
 	}
 	if got := lines(r.out); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

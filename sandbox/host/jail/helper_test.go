@@ -1,3 +1,5 @@
+//go:build linux
+
 package jail
 
 import (
@@ -10,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dirtywork/dirtywork/sandbox/toolbox"
 )
 
 // runHelper runs a helper inside a jail; it prints "key result" lines.
@@ -40,6 +44,9 @@ func runHelper(name string, args []string) int {
 			err = unix.Setxattr(p, "trusted.dirtywork", []byte("x"), 0)
 			fmt.Printf("trusted:%s %s\n", p, errName(err))
 		}
+	case "toolbox":
+		// The tool server, as the jail's pid 1.
+		return toolbox.Main(context.TODO(), args, os.Stdin, os.Stdout, os.Stderr)
 	case "parent":
 		// On the host: start a jail, say its pid, and wait to be killed.
 		// A helper process has no test context; it lives until killed.

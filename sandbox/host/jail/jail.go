@@ -94,7 +94,8 @@ type Jail struct {
 	Stdin io.WriteCloser
 	// Stdout and Stderr are the read ends of the program's stdout and
 	// stderr. Read both (or close them): a program blocked on a full pipe
-	// stops.
+	// stops. The caller closes all three pipes when done with them; Wait
+	// does not, so what the program wrote last can still be read.
 	Stdout io.ReadCloser
 	Stderr io.ReadCloser
 

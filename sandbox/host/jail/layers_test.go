@@ -1,8 +1,13 @@
+//go:build linux
+
 package jail
 
 import (
+	"context"
 	"errors"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -91,5 +96,38 @@ func TestIDMapUnavailable(t *testing.T) {
 	}
 	if r.info.UserNS.UID.Host != 0 || r.info.UserNS.IDMappedMounts || len(r.info.Off) != 1 || !strings.HasPrefix(r.info.Off[0], LayerIDMap) {
 		t.Errorf("info: %+v", r.info)
+	}
+}
+
+// TestStaleGroup: only a jail cgroup whose maker is gone is stale.
+func TestStaleGroup(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := cmd.Process.Pid // reaped: no such process now (pids are not reused at once)
+	for name, want := range map[string]bool{
+		groupPrefix + strconv.Itoa(os.Getpid()) + "-ab12": false,
+		groupPrefix + strconv.Itoa(dead) + "-ab12":        true,
+		groupPrefix + "x-ab12":                            false,
+		"other-" + strconv.Itoa(dead) + "-ab12":           false,
+		groupPrefix + strconv.Itoa(dead):                  false,
+	} {
+		if got := staleGroup(name); got != want {
+			t.Errorf("%s: stale %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestStartCancelled: an ended context stops the setup and leaves nothing.
+func TestStartCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if j, err := Start(ctx, script("true")); err == nil {
+		_ = j.Kill()
+		_ = j.Wait()
+		t.Fatal("started with an ended context")
+	} else if !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v, want context.Canceled", err)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package jail
 
 import (
@@ -93,11 +95,7 @@ func bash(t *testing.T, cfg Config, s string) result {
 // `helper NAME ARGS...`.
 func withHelper(t *testing.T, cfg Config) Config {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Mounts = append(cfg.Mounts, Mount{Source: exe, Target: helperPath, ReadOnly: true})
+	cfg.Mounts = append(cfg.Mounts, Mount{Source: helperBinary(t), Target: helperPath, ReadOnly: true})
 	return cfg
 }
 

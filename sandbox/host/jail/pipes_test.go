@@ -1,3 +1,5 @@
+//go:build linux
+
 package jail
 
 import (
@@ -36,5 +38,17 @@ func TestPipes(t *testing.T) {
 	}
 	if err := j.Wait(); err != nil {
 		t.Errorf("wait: %v", err)
+	}
+}
+
+// TestLargeSpec: a spec larger than the first message (a big environment)
+// arrives whole.
+func TestLargeSpec(t *testing.T) {
+	big := strings.Repeat("x", 100<<10) // one string may hold 128 KiB
+	cfg := script(`echo $(( ${#A} + ${#B} + ${#C} ))`)
+	cfg.Env = append(cfg.Env, "A="+big, "B="+big, "C="+big)
+	r := runJail(t, cfg)
+	if r.err != nil || strings.TrimSpace(r.out) != "307200" {
+		t.Errorf("%s", describe(r))
 	}
 }

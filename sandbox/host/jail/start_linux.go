@@ -64,6 +64,9 @@ type launch struct {
 // start starts a jail (or, with probe, a setup that reports and exits,
 // and only its Info is returned).
 func start(ctx context.Context, cfg Config, probe bool) (*Jail, Info, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, Info{}, fmt.Errorf("jail: %w", err)
+	}
 	cfg = withDefaults(cfg)
 	if err := validate(cfg, probe); err != nil {
 		return nil, Info{}, err
@@ -198,20 +201,23 @@ func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err erro
 		Entries: entries, TmpSize: cfg.TmpSize, NewNet: !cfg.AllowNetwork,
 		Seccomp: true, AllowUnconfined: cfg.AllowUnconfined, Probe: probe,
 	}
+	// The layers off in this attempt: those start already gave up (the
+	// idmapping), then what this attempt finds.
+	off := append([]string(nil), l.off...)
 	if abi := min(kernelLandlockABI(), maxLandlockABI()); abi > 0 {
 		sp.LandlockABI = abi
 	} else if !cfg.AllowUnconfined && !probe {
 		return nil, Info{}, &SetupError{Layer: LayerLandlock, Msg: errNoLandlock.Error() +
 			" (fix: a kernel with CONFIG_SECURITY_LANDLOCK and landlock in its lsm= list, or DIRTYWORK_ALLOW_UNCONFINED=1)"}
 	} else {
-		l.off = append(l.off, layerOff(LayerLandlock, errNoLandlock.Error()))
+		off = append(off, layerOff(LayerLandlock, errNoLandlock.Error()))
 	}
 	if !seccomp.Supported() {
 		if !cfg.AllowUnconfined && !probe {
 			return nil, Info{}, &SetupError{Layer: LayerSeccomp, Msg: "the kernel has no seccomp filters (fix: a kernel with CONFIG_SECCOMP_FILTER, or DIRTYWORK_ALLOW_UNCONFINED=1)"}
 		}
 		sp.Seccomp = false
-		l.off = append(l.off, layerOff(LayerSeccomp, "the kernel has no seccomp filters"))
+		off = append(off, layerOff(LayerSeccomp, "the kernel has no seccomp filters"))
 	}
 
 	limits := cgroup.Limits{Pids: int64(max(cfg.PidsLimit, 0)), Memory: max(cfg.MemoryBytes, 0)}
@@ -292,7 +298,7 @@ func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err erro
 	if err != nil {
 		return fail(err)
 	}
-	info := l.info(rep, ro, mechanism, cgErr)
+	info := l.info(rep, ro, mechanism, cgErr, off)
 	if probe {
 		_ = cmd.Wait()
 		p.close()
@@ -496,7 +502,7 @@ func randomSuffix() string {
 }
 
 // info describes a started jail.
-func (l *launch) info(rep *report, ro []string, mechanism string, cgErr error) Info {
+func (l *launch) info(rep *report, ro []string, mechanism string, cgErr error, off []string) Info {
 	cfg := l.cfg
 	ns := []string{"user", "mnt", "pid", "ipc", "uts", "cgroup"}
 	network := "host"
@@ -518,7 +524,7 @@ func (l *launch) info(rep *report, ro []string, mechanism string, cgErr error) I
 		}
 		return Limit{Max: n, Mechanism: mechanism}
 	}
-	off := append(append([]string(nil), l.off...), rep.Off...)
+	off = append(off, rep.Off...)
 	info := Info{
 		Kind:       "jail",
 		Namespaces: ns,

@@ -1,0 +1,460 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+// MaxFeedbackChars bounds a resume's reviewer feedback (RE-3).
+const MaxFeedbackChars = 64000
+
+// Task markers of a resumed run (RE-7): the prior task is cut at the first
+// of them, so resuming a resumed run does not stack instructions.
+const (
+	resumedMarker  = "\n\n--- RESUMED RUN ---\n"
+	feedbackMarker = "\n\n--- RESUMED RUN: REVIEW FEEDBACK ---\n"
+)
+
+// ResumeRequest is a `dirtywork resume` as the command line gives it.
+type ResumeRequest struct {
+	// Target is a run slug, or a run directory when it contains a path
+	// separator (RE-1).
+	Target string
+	// RunDir, when set, is the run directory Target names, already
+	// resolved (runs.Store.Resume looks slugs up in its own root).
+	RunDir string
+	// Feedback is the reviewer's text (--feedback), when HasFeedback.
+	Feedback    string
+	HasFeedback bool
+	// FeedbackFile is --feedback-file, "" when not given.
+	FeedbackFile string
+	// Spec holds what the flags say for everything a resume does not carry
+	// over from the prior run (limits, model server, docker resources).
+	// Model, Image and Provider count only when given.
+	Spec                                  Spec
+	ModelGiven, ImageGiven, ProviderGiven bool
+}
+
+// resumePlan is what a resume carries into execute.
+type resumePlan struct {
+	prior *PriorRun
+	// base is the prior run's base commit: the new run's too.
+	base string
+	// slugTask is the prior task without markers: the new slug's words.
+	slugTask string
+	// priorLive keeps the prior run alive while it is resumed: its
+	// worktree is in use, so nothing (another resume, a snapshot, a
+	// clean, a reconcile) may act on it meanwhile.
+	priorLive *transcript.LivenessLock
+	// resumedBy is what the prior's run.json held under resumed_by
+	// before (nil: nothing), to put back if the new run is refused.
+	resumedBy any
+	hadBy     bool
+}
+
+// Resume continues an ended run in its worktree with a new run (RE-*): the
+// prior run's record and worktree are checked, the new task is built from
+// its task, status and transcript tail (and the feedback), and the run
+// goes through preflight and execute like any other, working in the prior
+// worktree on the prior branch. Refusals are *PreflightError (exit 2)
+// with nothing created and nothing of the prior run changed.
+func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (*Payload, error) {
+	p, err := r.prepareResume(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = p.resume.priorLive.Release() }()
+	return r.execute(ctx, p)
+}
+
+func (r *Runner) prepareResume(ctx context.Context, req ResumeRequest) (*prepared, error) {
+	dir := req.RunDir
+	if dir == "" {
+		var err error
+		if dir, err = ResumeTarget(req.Target); err != nil {
+			return nil, err
+		}
+	}
+	prior, err := ReadPriorRecord(dir)
+	if err != nil {
+		return nil, err
+	}
+	guarded, err := GuardPriorRun(ctx, dir, prior.Record, UseResume)
+	if err != nil {
+		return nil, err
+	}
+	if req.ProviderGiven && req.Spec.Provider != prior.Provider {
+		return nil, refuse("leave --provider out to keep the run's own",
+			"run '%s' used the %s provider; a resume cannot switch to %s", prior.Slug, prior.Provider, req.Spec.Provider)
+	}
+	if req.HasFeedback && req.FeedbackFile != "" {
+		return nil, refuse("", "give --feedback or --feedback-file, not both")
+	}
+	feedback, hasFeedback := req.Feedback, req.HasFeedback
+	if req.FeedbackFile != "" {
+		data, err := os.ReadFile(req.FeedbackFile)
+		if err != nil {
+			return nil, refuse("", "cannot read the feedback file: %v", err)
+		}
+		if !utf8.Valid(data) {
+			return nil, refuse("", "the feedback file %s is not UTF-8 text", req.FeedbackFile)
+		}
+		feedback, hasFeedback = string(data), true
+	}
+	if hasFeedback && strings.TrimSpace(feedback) == "" {
+		return nil, refuse("", "the feedback is empty")
+	}
+	if n := utf8.RuneCountInString(feedback); n > MaxFeedbackChars {
+		return nil, refuse("put the details in a file in the repository and refer to it",
+			"the feedback is %d characters; at most %d are allowed", n, MaxFeedbackChars)
+	}
+	if prior.Status == StatusCompleted && !hasFeedback {
+		return nil, refuse("give --feedback (or --feedback-file) saying what to change",
+			"run '%s' completed; resuming it needs reviewer feedback", prior.Slug)
+	}
+	if _, err := gitops.New().Run(ctx, gitops.Call{
+		Dir: guarded.Repo.Root, Args: []string{"cat-file", "-e", prior.BaseCommit + "^{commit}"},
+	}); err != nil {
+		return nil, refuse("", "run '%s': its base commit %s is not a commit of %s", prior.Slug, prior.BaseCommit, guarded.Repo.Root)
+	}
+
+	spec := resumeSpec(req, prior)
+	var fb *string
+	if hasFeedback {
+		fb = &feedback
+	}
+	spec.Feedback = fb
+	spec.ResumedFrom = &prior.Slug
+	tail := transcriptTail(filepath.Join(dir, transcript.TranscriptName), resumeTailChars)
+	spec.Task = ResumeTask(prior.Task, prior.Status, prior.Turns, fb, tail)
+
+	p, err := r.preflight(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if p.repo.CommonDir != guarded.Repo.CommonDir {
+		return nil, refuse("", "run '%s': its repository moved (%s is now another repository)", prior.Slug, spec.Repo)
+	}
+	live, err := transcript.AcquireLiveness(dir)
+	if err != nil {
+		if errors.Is(err, transcript.ErrRunAlive) {
+			return nil, refuse("wait for it to end", "run '%s' is being resumed or used by another process", prior.Slug)
+		}
+		return nil, refuse("", "%v", err)
+	}
+	p.resume = &resumePlan{prior: guarded, base: prior.BaseCommit, slugTask: cutTask(prior.Task), priorLive: live}
+	return p, nil
+}
+
+// resumeSpec is the new run's Spec (RE-5): repository, worktree, branch,
+// base, sandbox mode, provider, commit rule and verify carried over; model
+// and image unless given; everything else as the flags say.
+func resumeSpec(req ResumeRequest, prior *PriorRecord) Spec {
+	s := req.Spec
+	s.Repo, s.Sandbox, s.Provider = prior.Repo, prior.Sandbox, prior.Provider
+	s.BranchFrom = ""
+	s.AllowCommit = prior.AllowCommit
+	if !req.ModelGiven {
+		s.Model = prior.Model
+	}
+	if !req.ImageGiven && prior.Image != "" {
+		s.Docker.Image = prior.Image
+	}
+	s.VerifyCommand = prior.VerifyCommand
+	if prior.VerifyRounds != nil {
+		s.VerifyRounds = *prior.VerifyRounds
+	}
+	if prior.VerifyTimeout != nil {
+		s.VerifyTimeout = *prior.VerifyTimeout
+	}
+	return s
+}
+
+// ResumeTarget resolves a resume's argument to a run directory (RE-1): a
+// value with a path separator (or an absolute one) is that directory,
+// resolved; anything else is a slug under the runs root.
+func ResumeTarget(target string) (string, error) {
+	if strings.ContainsRune(target, filepath.Separator) || filepath.IsAbs(target) {
+		abs, err := filepath.Abs(target)
+		if err != nil {
+			return "", refuse("", "run directory %s: %v", target, err)
+		}
+		dir, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			return "", refuse("", "no run directory at %s", abs)
+		}
+		if !isDir(dir) {
+			return "", refuse("", "%s is not a run directory", abs)
+		}
+		return dir, nil
+	}
+	if err := transcript.ValidSlug(target); err != nil {
+		return "", refuse("see 'dirtywork runs list'", "%v", err)
+	}
+	root, err := transcript.RunsRoot()
+	if err != nil {
+		return "", refuse("", "%v", err)
+	}
+	dir, err := transcript.FindRunDir(root, target)
+	if err != nil {
+		return "", refuse("see 'dirtywork runs list'", "%v", err)
+	}
+	return dir, nil
+}
+
+// PriorRecord is a prior run's run.json as RE-2 reads it.
+type PriorRecord struct {
+	Slug, Repo, Worktree, Branch, BaseCommit, Sandbox, Status string
+	// Task and Model come from run_start when run.json lacks them.
+	Task, Model string
+	// Turns is run.json's, else the last run_end's; nil when neither says.
+	Turns *int
+	// Provider defaults to openai.
+	Provider string
+	// Image is the recorded image, "" when none.
+	Image       string
+	AllowCommit bool
+	// VerifyCommand is verify_command, else the recorded verify.command.
+	VerifyCommand               string
+	VerifyRounds, VerifyTimeout *int
+	Record                      transcript.Record
+}
+
+// ReadPriorRecord reads and checks the run.json of the run in dir (RE-2):
+// an object with the strings slug, repo, worktree, branch, base_commit,
+// sandbox and status; task and model, when missing, from the transcript's
+// first run_start; turns, when missing, from its last run_end.
+func ReadPriorRecord(dir string) (*PriorRecord, error) {
+	slug := filepath.Base(dir)
+	rec, err := transcript.ReadRecord(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, refuse("", "run '%s' has no run.json in %s", slug, dir)
+		}
+		return nil, refuse("", "%v", err)
+	}
+	pr := &PriorRecord{Record: rec}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{
+		{"slug", &pr.Slug},
+		{"repo", &pr.Repo},
+		{"worktree", &pr.Worktree},
+		{"branch", &pr.Branch},
+		{"base_commit", &pr.BaseCommit},
+		{"sandbox", &pr.Sandbox},
+		{"status", &pr.Status},
+	} {
+		v, ok := rec.String(f.key)
+		if !ok {
+			return nil, refuse("", "run.json of '%s' is missing '%s'", slug, f.key)
+		}
+		*f.dst = v
+	}
+	if pr.Sandbox != "docker" && pr.Sandbox != "none" {
+		return nil, refuse("", "run.json of '%s' records an unknown sandbox '%s'", slug, pr.Sandbox)
+	}
+	pr.Task, _ = rec.String("task")
+	pr.Model, _ = rec.String("model")
+	if n, ok := rec.Int("turns"); ok {
+		t := int(n)
+		pr.Turns = &t
+	}
+	if pr.Task == "" || pr.Model == "" || pr.Turns == nil {
+		start, end := transcriptEnds(filepath.Join(dir, transcript.TranscriptName))
+		if pr.Task == "" || pr.Model == "" {
+			if start == nil {
+				return nil, refuse("", "run '%s': run.json lacks its task or model and the transcript has no run_start", slug)
+			}
+			if pr.Task == "" {
+				pr.Task = start.Task
+			}
+			if pr.Model == "" {
+				pr.Model = start.Model
+			}
+		}
+		if pr.Turns == nil && end != nil {
+			t := end.Turns
+			pr.Turns = &t
+		}
+	}
+	pr.Provider, _ = rec.String("provider")
+	if pr.Provider == "" {
+		pr.Provider = "openai"
+	}
+	pr.Image, _ = rec.String("image")
+	pr.AllowCommit, _ = rec.Bool("allow_commit")
+	pr.VerifyCommand, _ = rec.String("verify_command")
+	if pr.VerifyCommand == "" {
+		if v, ok := rec["verify"].(map[string]any); ok {
+			pr.VerifyCommand, _ = v["command"].(string)
+		}
+	}
+	for _, f := range []struct {
+		key string
+		dst **int
+	}{{"verify_rounds", &pr.VerifyRounds}, {"verify_timeout", &pr.VerifyTimeout}} {
+		if n, ok := rec.Int(f.key); ok {
+			v := int(n)
+			*f.dst = &v
+		}
+	}
+	return pr, nil
+}
+
+// transcriptEnds finds the first run_start and the last runner run_end of
+// a transcript; either is nil when absent or unreadable.
+func transcriptEnds(path string) (*transcript.RunStart, *transcript.RunEnd) {
+	lines, _, err := transcript.ReadFile(path)
+	if err != nil && len(lines) == 0 {
+		return nil, nil
+	}
+	var start *transcript.RunStart
+	var end *transcript.RunEnd
+	for _, l := range lines {
+		switch l.Event {
+		case transcript.EventRunStart:
+			if start == nil {
+				if ev, err := l.Decode(); err == nil {
+					if rs, ok := ev.(transcript.RunStart); ok {
+						start = &rs
+					}
+				}
+			}
+		case transcript.EventRunEnd:
+			if ev, err := l.Decode(); err == nil {
+				if re, ok := ev.(transcript.RunEnd); ok {
+					end = &re
+				}
+			}
+		}
+	}
+	return start, end
+}
+
+// cutTask is the prior task before the first resume marker.
+func cutTask(task string) string {
+	cut := len(task)
+	for _, m := range []string{resumedMarker, feedbackMarker} {
+		if i := strings.Index(task, m); i >= 0 && i < cut {
+			cut = i
+		}
+	}
+	return task[:cut]
+}
+
+// ResumeTask is the task a resumed run is given (RE-7): the prior task
+// (cut before any earlier resume marker), the marker for this shape, what
+// became of the prior run, the instructions (with the reviewer's feedback
+// verbatim when there is some), the newest lines of the prior transcript,
+// and the closing line.
+func ResumeTask(priorTask, status string, turns *int, feedback *string, tail string) string {
+	var b strings.Builder
+	b.WriteString(cutTask(priorTask))
+	n := "unknown"
+	if turns != nil {
+		n = fmt.Sprint(*turns)
+	}
+	statusLine := fmt.Sprintf("The previous run on this task ended with status '%s' after %s turns.", status, n)
+	if feedback == nil {
+		b.WriteString(resumedMarker)
+		b.WriteString(statusLine + "\n")
+		b.WriteString("Its work is in the worktree as uncommitted changes. Inspect it with `git status` and " +
+			"`git diff` and continue from where it stopped; do not start over.\n")
+	} else {
+		b.WriteString(feedbackMarker)
+		b.WriteString(statusLine + "\n")
+		b.WriteString("A reviewer looked at its work and wrote:\n\n")
+		b.WriteString(*feedback)
+		if !strings.HasSuffix(*feedback, "\n") {
+			b.WriteString("\n")
+		}
+		b.WriteString("\nIts work is in the worktree as uncommitted changes. Inspect it with `git status` and " +
+			"`git diff`, then apply only what the feedback asks for.\n")
+	}
+	if tail != "" {
+		b.WriteString("\nThe end of the previous run:\n")
+		b.WriteString(tail)
+		if !strings.HasSuffix(tail, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	if feedback == nil {
+		b.WriteString("\nWhen the task is done, call finish(summary=...).")
+	} else {
+		b.WriteString("\nWhen the feedback is addressed, call finish(summary=...).")
+	}
+	return b.String()
+}
+
+// resumeTailChars bounds the transcript tail of a resumed task (RE-7).
+const resumeTailChars = 12000
+
+// transcriptTail renders the newest lines of a transcript that fit in max
+// chars, oldest first: assistant texts (≤1000 chars, with the tools they
+// called), tool results (≤500 chars), nudges and run_end statuses; other
+// events are skipped. No transcript gives "".
+func transcriptTail(path string, max int) string {
+	lines, _, err := transcript.ReadFile(path)
+	if err != nil && len(lines) == 0 {
+		return ""
+	}
+	var rendered []string
+	for _, l := range lines {
+		ev, err := l.Decode()
+		if err != nil {
+			continue
+		}
+		switch e := ev.(type) {
+		case transcript.Assistant:
+			s := "assistant: " + capRunes(e.Text, 1000)
+			if len(e.ToolCalls) > 0 {
+				names := make([]string, len(e.ToolCalls))
+				for i, c := range e.ToolCalls {
+					names[i] = c.Name
+				}
+				s += " [tools: " + strings.Join(names, ",") + "]"
+			}
+			rendered = append(rendered, s)
+		case transcript.ToolResult:
+			rendered = append(rendered, "tool_result "+e.Tool+": "+capRunes(e.Result, 500))
+		case transcript.Nudge:
+			rendered = append(rendered, "nudge: "+e.Kind)
+		case transcript.RunEnd:
+			rendered = append(rendered, "run_end: "+e.Status)
+		case transcript.RunEndFailure:
+			rendered = append(rendered, "run_end: "+e.Status)
+		}
+	}
+	total, first := 0, len(rendered)
+	for i := len(rendered) - 1; i >= 0; i-- {
+		n := utf8.RuneCountInString(rendered[i]) + 1 // its newline
+		if total+n > max {
+			break
+		}
+		total += n
+		first = i
+	}
+	if first == len(rendered) {
+		return ""
+	}
+	return strings.Join(rendered[first:], "\n") + "\n"
+}
+
+// capRunes cuts s to at most n runes.
+func capRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
