@@ -55,9 +55,11 @@ func (r *Runner) openLane(ctx context.Context, p *prepared, slug string) (gitops
 	lanes := gitops.NewManager(nil, p.repo)
 	lane, err := lanes.Open(ctx, gitops.OpenOptions{
 		ID: slug, From: p.baseRef, OwnerPID: os.Getpid(), OwnerSession: r.getenv("DIRTYWORK_SESSION"),
-		// A container brings its own tree: the lane holds only its .git
-		// file until the export writes the worker's files into it (E-7).
-		NoCheckout: p.spec.Sandbox == "docker",
+		// Either sandbox brings its own tree: the lane holds only its .git
+		// file until the container's export writes the worker's files into
+		// it (E-7), or the host jail checks the base tree out into it while
+		// the first model request is out.
+		NoCheckout: true,
 	})
 	if err != nil {
 		return gitops.Lane{}, nil, err

@@ -4,12 +4,14 @@ import (
 	"os"
 	"testing"
 
-	"github.com/dirtywork/dirtywork/sandbox/host/confine"
+	"github.com/dirtywork/dirtywork/sandbox/host"
+	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 )
 
 // TestMain lets the test binary serve as the launcher that confines
 // host-mode bash, as the dirtywork binary does.
 func TestMain(m *testing.M) {
-	confine.MaybeRun()
+	jail.MaybeRun()
+	host.MaybeServe()
 	os.Exit(m.Run())
 }

@@ -21,14 +21,14 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/sandbox/host"
-	"github.com/dirtywork/dirtywork/sandbox/host/confine"
+	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
-// AllowUnconfinedEnv names the switch that lets host mode run on a kernel
-// without Landlock.
-const AllowUnconfinedEnv = "DIRTYWORK_ALLOW_UNCONFINED"
+// AllowUnconfinedEnv names the switch that lets host mode run without the
+// layers of its jail that this system cannot set up.
+const AllowUnconfinedEnv = host.AllowUnconfinedEnv
 
 // TimingsEnv, set to 1, makes a run print when each start-up phase ended
 // (unix nanoseconds) on stderr, for the performance harness.
@@ -106,6 +106,13 @@ type prepared struct {
 	// docker is the docker workspace's configuration as far as preflight
 	// knows it (docker mode only).
 	docker docker.WorkspaceConfig
+	// jailProbe is what the host jail's probe found, and hostMemory and
+	// hostTmp the jail's memory cap and /tmp size in bytes (host mode
+	// only).
+	jailProbe           *jail.Report
+	hostMemory, hostTmp int64
+	// userSiteCache keeps python's user site across runs (host mode).
+	userSiteCache string
 	// resume is set when the run continues a prior run in its worktree.
 	resume *resumePlan
 	// stderr is the runner's, for what the records cannot keep.
@@ -177,9 +184,8 @@ func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
 		if err := r.dockerPreflight(ctx, p); err != nil {
 			return nil, err
 		}
-	} else if confine.KernelABI() == 0 && r.getenv(AllowUnconfinedEnv) != "1" {
-		return nil, refuse("set "+AllowUnconfinedEnv+"=1 to run host mode guarded only by the deny-list",
-			"this kernel does not enforce Landlock, which host mode needs to confine bash")
+	} else if err := r.hostPreflight(ctx, p); err != nil {
+		return nil, err
 	}
 	// 8. Task size (7, the workspace, comes with the run record).
 	tokens := int(math.Ceil(float64(len([]rune(spec.Task))) / 4))
@@ -270,10 +276,6 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	// run_end; whichever runs first stops the panic.
 	defer onPanic()
 	spec := p.spec
-	if spec.Sandbox != "docker" {
-		// Python's answer takes about as long as making the worktree: ask now.
-		host.PrewarmPythonUserSite(os.Environ(), os.TempDir())
-	}
 	slugTask := spec.Task
 	if p.resume != nil {
 		slugTask = p.resume.slugTask // the task's own words, not the resume's
@@ -286,6 +288,12 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	runsRoot, err := transcript.EnsureRunsRoot()
 	if err != nil {
 		return nil, refuse("", "%v", err)
+	}
+	if spec.Sandbox != "docker" {
+		// The jail needs python's answer; asking can take longer than
+		// making the worktree: ask now, from where the jail's start will.
+		p.userSiteCache = filepath.Join(filepath.Dir(runsRoot), "cache", "python-user-site.json")
+		host.PrewarmPythonUserSite(os.Environ(), runsRoot, p.userSiteCache)
 	}
 	runDir, err := transcript.CreateRunDir(runsRoot, slug)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/host"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // opened is the workspace a run works in, with what the run records and
@@ -29,7 +30,9 @@ func (o *opened) guard(lane gitops.Lane) policy.Options {
 	if o.docker != nil {
 		return policy.Options{Mode: policy.Docker}
 	}
-	return policy.Options{Mode: policy.Host, Worktrees: worktreeForms(lane.Worktree)}
+	// The worker's git works on its private repository: only the accident
+	// guards about paths outside the worktree apply.
+	return policy.Options{Mode: policy.Host, Worktrees: worktreeForms(lane.Worktree), PrivateGit: true}
 }
 
 // openWorkspace opens the run's sandbox. A *PreflightError refuses the
@@ -43,14 +46,25 @@ func (r *Runner) openWorkspace(ctx context.Context, p *prepared, rec *record, sl
 	}
 	spec := p.spec
 	ws, err := host.Open(ctx, host.Config{
-		Worktree: lane.Worktree, CommonDir: p.repo.CommonDir, AdminDir: lane.GitDir,
-		Branch: lane.Branch, BaseCommit: lane.BaseCommit, AllowCommit: spec.AllowCommit,
-		Limits:          sandbox.Limits{MaxBytes: int64(spec.MaxWorktreeMB) << 20, MaxEntries: int64(spec.MaxWorktreeFiles)},
-		RequireLandlock: r.getenv(AllowUnconfinedEnv) != "1",
+		Worktree: lane.Worktree, RepoRoot: p.repo.Root, CommonDir: p.repo.CommonDir, AdminDir: lane.GitDir,
+		Branch: lane.Branch, BaseCommit: lane.BaseCommit, RunDir: rec.dir,
+		WithHistory: spec.Docker.WithHistory, KeepTree: spec.ResumedFrom != nil, AllowCommit: spec.AllowCommit,
+		Limits:     sandbox.Limits{MaxBytes: int64(spec.MaxWorktreeMB) << 20, MaxEntries: int64(spec.MaxWorktreeFiles)},
+		MaxPatchMB: spec.Docker.MaxPatchMB,
+		Network:    spec.Docker.AllowNetwork, PidsLimit: spec.PidsLimit,
+		MemoryBytes: p.hostMemory, TmpBytes: p.hostTmp,
+		AllowUnconfined: r.getenv(AllowUnconfinedEnv) == "1",
+		Probe:           p.jailProbe,
+		Trace:           r.mark,
+		OnJailStarted: func(info any) {
+			// What the jail set up, beside the probe's view in run_start.
+			_, _ = transcript.MergeRecord(rec.dir, transcript.Record{"jail": info})
+		},
+		UserSiteCache: p.userSiteCache,
 	})
 	if err != nil {
-		if errors.Is(err, host.ErrNoLandlock) || errors.Is(err, host.ErrNoPrivateMounts) {
-			return nil, refuse("set "+AllowUnconfinedEnv+"=1 to run host mode with the guards that remain", "%v", err)
+		if errors.Is(err, host.ErrNoJail) {
+			return nil, refuse(hostJailHint, "%v", err)
 		}
 		return nil, err
 	}
@@ -60,6 +74,10 @@ func (r *Runner) openWorkspace(ctx context.Context, p *prepared, rec *record, sl
 	}
 	return &opened{ws: ws, settings: info}, nil
 }
+
+// hostJailHint is the fix for a host jail that cannot be set up: each
+// missing layer's own fix is in the message.
+const hostJailHint = "fix what is named above, or set " + AllowUnconfinedEnv + "=1 to run host mode without the missing layers (run_start.sandbox then says which)"
 
 // worktreeForms is the worktree as given and as resolved, for the
 // deny-list's path rewrite.

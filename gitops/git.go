@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 )
 
@@ -49,6 +50,12 @@ type Call struct {
 	// IndexFile, when set, points git at another index (GIT_INDEX_FILE),
 	// so a commit can be built without touching the worktree's own.
 	IndexFile string
+	// ObjectDir and AlternateObjectDirs, when set, point git at another
+	// object store (GIT_OBJECT_DIRECTORY) borrowing from others
+	// (GIT_ALTERNATE_OBJECT_DIRECTORIES): a quarantine where objects from
+	// outside are checked before any reaches the repository.
+	ObjectDir           string
+	AlternateObjectDirs []string
 	// Filters, in neutral mode, are overrides from NeutralFilters for the
 	// same Dir and pins, so a series of calls shares one lookup; nil
 	// means look them up for this call.
@@ -127,6 +134,12 @@ func (g *Git) prepare(ctx context.Context, c Call) (*process, error) {
 	env := buildEnv(g.Environ(), c.Neutral, c.GitDir, c.WorkTree)
 	if c.IndexFile != "" {
 		env = append(env, "GIT_INDEX_FILE="+c.IndexFile)
+	}
+	if c.ObjectDir != "" {
+		env = append(env, "GIT_OBJECT_DIRECTORY="+c.ObjectDir)
+	}
+	if len(c.AlternateObjectDirs) > 0 {
+		env = append(env, "GIT_ALTERNATE_OBJECT_DIRECTORIES="+strings.Join(c.AlternateObjectDirs, string(os.PathListSeparator)))
 	}
 	var argv []string
 	if c.Dir != "" {

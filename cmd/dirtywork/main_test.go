@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dirtywork/dirtywork/sandbox/host/confine"
+	"github.com/dirtywork/dirtywork/sandbox/host"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 )
 
@@ -34,9 +34,8 @@ const (
 // and fixed dates. Child processes inherit the isolation.
 func TestMain(m *testing.M) {
 	// The test binary is also the launcher that confines host-mode bash.
-	confine.MaybeRun()
-	// And the setup of a host-mode run's jail (doctor probes it).
 	jail.MaybeRun()
+	host.MaybeServe()
 	if os.Getenv(testMainEnv) == "1" {
 		code := Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 		if os.Getenv(testHoldEnv) == "1" {

@@ -75,7 +75,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.minFreeMB, "min-free-mb", 2048, "host free-space floor in MiB (docker)")
 	fs.BoolVar(&f.keepVolume, "keep-volume", false, "keep the worktree volume after export (docker)")
 	fs.IntVar(&f.maxPatchMB, "max-patch-mb", 10, "largest diff.patch, in MiB (docker)")
-	fs.BoolVar(&f.withHistory, "with-history", false, "give the container the repository's full history (docker)")
+	fs.BoolVar(&f.withHistory, "with-history", false, "give the worker the base commit's whole history, not the base commit alone")
 	fs.StringVar(&f.setup, "setup", "", "command run in the tree, with network, before the worker starts (docker)")
 }
 
@@ -295,6 +295,9 @@ func refusalError(err error, spec engine.Spec, unsent string) error {
 // command that builds it, which only the command line knows.
 func preflightHint(pe *engine.PreflightError, spec engine.Spec) string {
 	if errors.Is(pe, docker.ErrImageMissing) {
+		if spec.ResumedFrom != nil {
+			return pe.Hint // a resume keeps its image (run.json's) and its sandbox mode
+		}
 		return imageMissingHint(spec.Docker.Image) + "; or run with --sandbox none (host mode)"
 	}
 	return pe.Hint

@@ -518,7 +518,21 @@ func TestHostAndDockerRunsAgree(t *testing.T) {
 		if err := json.Unmarshal([]byte(out.String()), &payload); err != nil || payload["status"] != "completed" {
 			t.Fatalf("%s run: %v %s\n%s", mode, err, out.String(), errOut.String())
 		}
+		diff := ""
 		for _, ev := range events(t, payload["transcript"].(string)) {
+			if ev["event"] == "run_end" {
+				// The same diff, computed in Go against the base blobs in
+				// both modes.
+				patch := ""
+				if p, ok := ev["patch_path"].(string); ok {
+					data, err := os.ReadFile(p)
+					if err != nil {
+						t.Fatalf("%s run: the patch: %v", mode, err)
+					}
+					patch = string(data)
+				}
+				diff = fmt.Sprintf("%v\n%s", ev["diff_stat"], patch)
+			}
 			if ev["event"] == "tool_result" && ev["tool"] != "finish" {
 				// The two runs' worktrees differ in path; results name only
 				// paths relative to them, except an escape's message.
@@ -534,7 +548,7 @@ func TestHostAndDockerRunsAgree(t *testing.T) {
 		wt := payload["worktree"].(string)
 		app, _ := os.ReadFile(filepath.Join(wt, "src", "app.py"))
 		note, _ := os.ReadFile(filepath.Join(wt, "notes", "new.txt"))
-		changed[mode] = string(files) + "\n" + string(app) + "\n" + string(note)
+		changed[mode] = string(files) + "\n" + string(app) + "\n" + string(note) + "\n" + diff
 	}
 	if len(results["none"]) != len(calls) || len(results["docker"]) != len(calls) {
 		t.Fatalf("results: host %d, docker %d", len(results["none"]), len(results["docker"]))

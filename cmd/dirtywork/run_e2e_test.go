@@ -198,9 +198,14 @@ func TestRunCompletedEndToEnd(t *testing.T) {
 	}
 	start, end := evs[0], evs[len(evs)-1]
 	sandbox, _ := start["sandbox"].(map[string]any)
-	landlock, _ := sandbox["landlock"].(map[string]any)
-	if landlock["enforced"] != true {
-		t.Fatalf("run_start.sandbox = %v: Landlock must be enforced", start["sandbox"])
+	layers, _ := sandbox["layers"].(map[string]any)
+	for _, layer := range []string{"user_ns", "root", "network", "seccomp", "landlock", "pids_limit", "memory_limit"} {
+		if state, _ := layers[layer].(map[string]any); state["ok"] != true {
+			t.Fatalf("run_start.sandbox = %v: the jail's %s must be in force", start["sandbox"], layer)
+		}
+	}
+	if sandbox["network"] != "none" || sandbox["private_git"] != true || sandbox["pids_limit"] != float64(512) {
+		t.Fatalf("run_start.sandbox = %v", start["sandbox"])
 	}
 	if start["base_ref"] != "HEAD" || start["base_commit"] != payload["base_commit"] {
 		t.Fatalf("run_start %v", start)

@@ -28,6 +28,11 @@ type Options struct {
 	// Entries that are not absolute, or are "/", are ignored: rewriting them
 	// would hide real escapes.
 	Worktrees []string
+	// PrivateGit says the worker's git works on a repository of its own,
+	// never the parent repository (a container, host mode's jail): the
+	// rule about the parent repository's shared refs and config then has
+	// nothing to guard.
+	PrivateGit bool
 }
 
 // Check returns the first deny-list rule, in the contractual order, that
@@ -41,7 +46,7 @@ func Check(command string, opts Options) (Rule, bool) {
 	}
 	m := matcher{s: foldASCII(checked)}
 	for _, r := range scanOrder {
-		if opts.Mode == Docker && r.HostOnly() {
+		if (opts.Mode == Docker && r.HostOnly()) || (opts.PrivateGit && r == RuleGitSharedState) {
 			continue
 		}
 		if m.hits(r) {

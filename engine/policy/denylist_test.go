@@ -231,3 +231,23 @@ func TestRuleTexts(t *testing.T) {
 		t.Errorf("zero Rule: Reason() = %q, String() = %q; want \"\", \"none\"", none.Reason(), none.String())
 	}
 }
+
+// TestPrivateGitLetsTheWorkerUseItsRepository: with a repository of its
+// own, the worker's git config and ref updates are no accident to guard
+// against, while every path rule still holds.
+func TestPrivateGitLetsTheWorkerUseItsRepository(t *testing.T) {
+	opts := policy.Options{Mode: policy.Host, Worktrees: []string{"/wt"}, PrivateGit: true}
+	for _, c := range []string{"git config user.name x", "git update-ref refs/heads/x HEAD", "git gc"} {
+		if r, blocked := policy.Check(c, opts); blocked {
+			t.Errorf("%q blocked by %v", c, r)
+		}
+		if _, blocked := policy.Check(c, policy.Options{Mode: policy.Host, Worktrees: []string{"/wt"}}); !blocked && c != "git gc" {
+			t.Errorf("%q not blocked without a private repository", c)
+		}
+	}
+	for _, c := range []string{"cd /", "rm -rf /etc/x", "echo x > /etc/x", "git push", "sudo ls"} {
+		if _, blocked := policy.Check(c, opts); !blocked {
+			t.Errorf("%q passed", c)
+		}
+	}
+}

@@ -129,6 +129,11 @@ func (c *cleaner) clean(ctx context.Context) {
 // (and host_pid only for records of versions that had no lock).
 func (c *cleaner) stale() bool {
 	rec := &c.run.Record
+	if c.run.Alive && rec.Status != StatusRunning {
+		// Whatever the status says: a resume holds its prior run's lock.
+		c.act("skip", "'%s' is in use (its liveness lock is held by a running process)", c.run.Slug)
+		return false
+	}
 	if rec.Status != StatusRunning {
 		return true
 	}

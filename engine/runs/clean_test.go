@@ -336,3 +336,18 @@ func crashRunDir(t *testing.T, dir string) {
 	}
 	_ = lock.Release()
 }
+
+func TestCleanLeavesARunWhoseLockIsHeldWhateverItsStatus(t *testing.T) {
+	e := newEnv(t)
+	dir := e.addRun("beingresumed", map[string]any{"status": "max_turns"})
+	lock, err := transcript.AcquireLiveness(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lock.Release() }()
+	r := e.store.Clean(t.Context(), "beingresumed", CleanOptions{Force: true})
+	mustContain(t, r, "skip: 'beingresumed' is in use")
+	if _, err := os.Stat(dir); err != nil {
+		t.Error("the run dir was removed")
+	}
+}

@@ -55,7 +55,7 @@ func dockerRun(t *testing.T, e *testEnv, repo string, foreign bool) string {
 		_ = exec.Command("docker", "rm", "-f", "dw-"+slug).Run()
 		_ = exec.Command("docker", "volume", "rm", "-f", "dw-"+slug+"-work", "dw-"+slug+"-tools").Run()
 	})
-	e.addLaneRun(repo, slug, map[string]any{"sandbox": "docker", "container": "dw-" + slug, "volume": "dw-" + slug + "-work"})
+	e.addLaneRun(repo, slug, map[string]any{"sandbox": "docker", "container": "dw-" + slug, "volume": "dw-" + slug + "-work", "export_status": "ok"})
 	return slug
 }
 
@@ -102,5 +102,42 @@ func TestCleanLeavesAContainerLabelledForAnotherRun(t *testing.T) {
 	}
 	if got := dockerCLI(t, "volume", "inspect", "-f", "{{.Name}}", "dw-"+slug+"-work"); got != "dw-"+slug+"-work" {
 		t.Errorf("the volume was removed: %q", got)
+	}
+}
+
+func TestReconcileAgainstTheDaemonTouchesOnlyItsRepositorysObjects(t *testing.T) {
+	requireDaemon(t)
+	root := t.TempDir()
+	e := &testEnv{t: t, root: root, store: Open(root)}
+	repo := newRepo(t)
+	other := newRepo(t) // a repository no record names: its objects are not ours
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	slug := "runs-reconcile-test-" + hex.EncodeToString(b)
+	mine := []string{"--label", docker.LabelRun + "=" + slug, "--label", docker.LabelRepo + "=" + docker.RepoLabel(repo)}
+	theirs := []string{"--label", docker.LabelRun + "=" + slug + "-x", "--label", docker.LabelRepo + "=" + docker.RepoLabel(other)}
+	dockerCLI(t, append(append([]string{"create", "--name", "dw-" + slug, "--network", "none"}, mine...), "dirtywork-worker:dev", "/bin/true")...)
+	dockerCLI(t, append(append([]string{"create", "--name", "dw-" + slug + "-x", "--network", "none"}, theirs...), "dirtywork-worker:dev", "/bin/true")...)
+	dockerCLI(t, append(append([]string{"volume", "create"}, mine...), "dw-"+slug+"-work")...)
+	dockerCLI(t, append(append([]string{"volume", "create", "--label", docker.LabelReap + "=1"}, mine...), "dw-"+slug+"-reap")...)
+	t.Cleanup(func() {
+		_ = exec.Command("docker", "rm", "-f", "dw-"+slug, "dw-"+slug+"-x").Run()
+		_ = exec.Command("docker", "volume", "rm", "-f", "dw-"+slug+"-work", "dw-"+slug+"-reap").Run()
+	})
+	// One finished run of the repository, so reconcile looks at it.
+	e.addLaneRun(repo, slug+"-done", map[string]any{"sandbox": "none"})
+
+	rep, err := e.store.Reconcile(t.Context(), ReconcileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equal(rep.Removed, []string{"dw-" + slug, "dw-" + slug + "-reap"}) && !equal(rep.Removed, []string{"dw-" + slug + "-reap", "dw-" + slug}) {
+		t.Errorf("removed %v (failed %v)", rep.Removed, rep.Failed)
+	}
+	if out := dockerCLI(t, "ps", "-a", "-q", "--filter", "name=^dw-"+slug+"-x$"); out == "" {
+		t.Error("a container of a repository no record names was removed")
+	}
+	if out := dockerCLI(t, "volume", "ls", "-q", "--filter", "name=^dw-"+slug+"-work$"); out == "" {
+		t.Error("a work volume with no record was removed")
 	}
 }

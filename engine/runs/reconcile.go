@@ -57,7 +57,8 @@ type ReconcileReport struct {
 // kept. A container of a finished or unknown run is removed; a tools
 // volume too; a work volume without a record, lanes of other engines and
 // unknown worktrees or directories are only reported. It never touches a
-// live run.
+// live run, and judges only objects labelled with a repository it looks
+// at (a run of another runs root has no record here and may be alive).
 func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*ReconcileReport, error) {
 	rep := &ReconcileReport{Orphans: []Orphan{}, Cleaned: []*CleanResult{}, Removed: []string{}, Failed: []string{}, DryRun: opts.DryRun}
 	list, err := s.List(ctx, ListOptions{Leftovers: true})
@@ -93,6 +94,13 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 		})
 	}
 
+	// Only objects of the repositories looked at are ours to judge: a run
+	// of another runs root (another DIRTYWORK_HOME) has no record here and
+	// may well be alive.
+	ours := map[string]bool{}
+	for repo := range repos {
+		ours[docker.RepoLabel(repo)] = true
+	}
 	cs, vs, derr := s.docker.ListLabelled(ctx)
 	if derr != nil {
 		rep.Failed = append(rep.Failed, "docker: "+derr.Error())
@@ -101,21 +109,29 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 		slug := c.Run()
 		run := bySlug[slug]
 		switch {
+		case !ours[c.Labels[docker.LabelRepo]]:
+			continue
 		case crashed[slug]:
 			continue
 		case run != nil && (run.Alive || run.Record.Status == StatusRunning):
 			continue // live, or a crash the run's own cleanup handles
 		}
-		detail := "container of a finished run"
+		o := Orphan{Kind: "container", Name: c.Name, Slug: slug, Action: "remove", Detail: "container of a finished run"}
 		if run == nil {
-			detail = "container of a run with no record"
+			o.Detail = "container of a run with no record"
+			if c.State == "running" || c.State == "restarting" || c.State == "paused" {
+				o.Action, o.Detail = "report", "a running container of a run with no record here (another runs root?): reported only"
+			}
 		}
-		rep.Orphans = append(rep.Orphans, Orphan{Kind: "container", Name: c.Name, Slug: slug, Action: "remove", Detail: detail})
+		rep.Orphans = append(rep.Orphans, o)
 	}
 	for _, v := range vs {
 		slug := v.Run()
 		run := bySlug[slug]
 		reap := v.Labels[docker.LabelReap] == "1"
+		if !ours[v.Labels[docker.LabelRepo]] {
+			continue
+		}
 		if !reap && (crashed[slug] || (run != nil && (run.Alive || run.Record.Status == StatusRunning))) {
 			continue
 		}

@@ -96,6 +96,11 @@ func (s *Store) Stop(slug string) error {
 	if !run.Alive {
 		return fmt.Errorf("'%s': %w", slug, ErrNotAlive)
 	}
+	if run.Record.Status != StatusRunning {
+		// Its lock is held by another process (a resume of it), not by the
+		// process host_pid names: that pid is not to be signalled.
+		return fmt.Errorf("'%s' has ended (%s); the process holding it is another run's: stop that one", slug, run.Record.Status)
+	}
 	if run.Record.HostPID == nil || *run.Record.HostPID <= 0 {
 		return fmt.Errorf("'%s' records no host_pid to signal", slug)
 	}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
 
 	"github.com/dirtywork/dirtywork/gitops"
 )
@@ -26,10 +23,6 @@ type basePack struct {
 	Bytes int64
 }
 
-// packHash is what git index-pack prints for a pack: its checksum, 40 or
-// 64 hex digits (after "pack\t" when it also kept it).
-var packHash = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
-
 // makeBasePack packs commit (only it, or with its history) from the host
 // repository into a new temporary directory and indexes it there. Both
 // steps read operator content only; the index is built by host git on a
@@ -48,45 +41,11 @@ func makeBasePack(ctx context.Context, g *gitops.Git, repoRoot, commit string, w
 }
 
 func (bp *basePack) fill(ctx context.Context, g *gitops.Git, repoRoot, commit string, withHistory bool) error {
-	tmp := filepath.Join(bp.Dir, "base.pack")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("create base pack: %w", err)
-	}
-	repo := gitops.Repo{Root: repoRoot}
-	var info gitops.PackInfo
-	if withHistory {
-		info, err = g.PackHistory(ctx, repo, commit, f)
-	} else {
-		info, err = g.PackCommit(ctx, repo, commit, f)
-	}
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("write base pack: %w", cerr)
-	}
+	p, err := g.WriteBasePack(ctx, repoRoot, commit, withHistory, bp.Dir)
 	if err != nil {
 		return err
 	}
-	bp.Bytes = info.Bytes
-	out, err := g.Run(ctx, gitops.Call{Dir: repoRoot, Args: []string{"index-pack", tmp}})
-	if err != nil {
-		return fmt.Errorf("index base pack of %s: %w", commit, err)
-	}
-	fields := strings.Fields(string(out))
-	if len(fields) == 0 || !packHash.MatchString(fields[len(fields)-1]) {
-		return fmt.Errorf("index base pack of %s: unexpected output %q", commit, out)
-	}
-	bp.Name = "pack-" + fields[len(fields)-1]
-	for _, ext := range []string{".pack", ".idx"} {
-		if err := os.Rename(filepath.Join(bp.Dir, "base"+ext), filepath.Join(bp.Dir, bp.Name+ext)); err != nil {
-			return fmt.Errorf("name base pack: %w", err)
-		}
-	}
-	if !withHistory {
-		bp.Shallow = filepath.Join(bp.Dir, "shallow")
-		if err := os.WriteFile(bp.Shallow, gitops.ShallowFile(info.Commit), 0o600); err != nil {
-			return fmt.Errorf("write shallow file: %w", err)
-		}
-	}
+	bp.Name, bp.Shallow, bp.Bytes = p.Name, p.Shallow, p.Bytes
 	return nil
 }
 

@@ -1,97 +1,23 @@
 package docker
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"fmt"
-	"io"
-	"strconv"
-	"strings"
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 )
 
-// baseTree reads the base commit's tree from the host repository: every
-// entry's path and mode (git ls-tree -r -z) and every blob's content (git
-// cat-file --batch), for the export's diff. It reads the operator's
-// objects only, never the worker's files.
+// baseTree reads the base commit's tree from the host repository (paths,
+// modes and blob contents), for the export's diff. It reads the
+// operator's objects only, never the worker's files.
 func baseTree(ctx context.Context, g *gitops.Git, repoRoot, commit string) ([]export.BaseFile, error) {
-	listing, err := g.Run(ctx, gitops.Call{Dir: repoRoot, Args: []string{"ls-tree", "-r", "-z", "--full-tree", commit}})
+	blobs, err := g.TreeBlobs(ctx, repoRoot, commit)
 	if err != nil {
-		return nil, fmt.Errorf("list base tree %s: %w", commit, err)
+		return nil, err
 	}
-	var files []export.BaseFile
-	var ids []string
-	for rec := range bytes.SplitSeq(listing, []byte{0}) {
-		if len(rec) == 0 {
-			continue
-		}
-		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
-		fields := strings.Fields(string(meta))
-		if !ok || len(fields) != 3 {
-			return nil, fmt.Errorf("list base tree %s: malformed entry %q", commit, rec)
-		}
-		mode, err := strconv.ParseUint(fields[0], 8, 32)
-		if err != nil {
-			return nil, fmt.Errorf("list base tree %s: mode of %q: %w", commit, path, err)
-		}
-		files = append(files, export.BaseFile{Path: string(path), Mode: export.BlobMode(mode)})
-		if fields[1] == "blob" {
-			ids = append(ids, fields[2])
-		} else {
-			ids = append(ids, "") // a gitlink: no blob
-		}
-	}
-	var want bytes.Buffer
-	for _, id := range ids {
-		if id != "" {
-			want.WriteString(id + "\n")
-		}
-	}
-	pr, pw := io.Pipe()
-	readErr := make(chan error, 1)
-	go func() {
-		err := readBlobs(bufio.NewReader(pr), files, ids)
-		_ = pr.CloseWithError(err) // unblocks cat-file if we stopped early
-		readErr <- err
-	}()
-	err = g.Stream(ctx, gitops.Call{Dir: repoRoot, Args: []string{"cat-file", "--batch"}}, &want, pw)
-	_ = pw.CloseWithError(err) // nil: end of file for the reader
-	if rerr := <-readErr; rerr != nil {
-		return nil, fmt.Errorf("read base blobs of %s: %w", commit, rerr)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read base blobs of %s: %w", commit, err)
+	files := make([]export.BaseFile, len(blobs))
+	for i, b := range blobs {
+		files[i] = export.BaseFile{Path: b.Path, Mode: export.BlobMode(b.Mode), Blob: b.Blob}
 	}
 	return files, nil
-}
-
-// readBlobs fills files' blobs from cat-file --batch output, in the order
-// ids asked for them ("" ids are skipped).
-func readBlobs(r *bufio.Reader, files []export.BaseFile, ids []string) error {
-	for i, id := range ids {
-		if id == "" {
-			continue
-		}
-		header, err := r.ReadString('\n')
-		if err != nil {
-			return fmt.Errorf("blob %s: %w", id, err)
-		}
-		fields := strings.Fields(header)
-		if len(fields) != 3 || fields[0] != id || fields[1] != "blob" {
-			return fmt.Errorf("blob %s: unexpected header %q", id, header)
-		}
-		size, err := strconv.ParseInt(fields[2], 10, 64)
-		if err != nil || size < 0 {
-			return fmt.Errorf("blob %s: bad size %q", id, fields[2])
-		}
-		blob := make([]byte, size+1) // the content and its newline
-		if _, err := io.ReadFull(r, blob); err != nil {
-			return fmt.Errorf("blob %s: %w", id, err)
-		}
-		files[i].Blob = blob[:size]
-	}
-	return nil
 }

@@ -10,13 +10,11 @@ import (
 	"time"
 )
 
-// bash runs command in w with a generous timeout and fails on an error.
-func bash(t *testing.T, w *Workspace, command string) (out string, code int) {
+// run runs command in w with a generous timeout and fails on an error, a
+// launch error or a timeout.
+func run(t *testing.T, w *Workspace, command string) (out string, code int) {
 	t.Helper()
-	res, err := w.Bash(t.Context(), command, 20*time.Second)
-	if err != nil {
-		t.Fatalf("Bash(%q): %v", command, err)
-	}
+	res := bash(t, w, command)
 	if res.LaunchError != "" || res.TimedOut {
 		t.Fatalf("Bash(%q): launch error %q, timed out %v", command, res.LaunchError, res.TimedOut)
 	}
@@ -25,14 +23,14 @@ func bash(t *testing.T, w *Workspace, command string) (out string, code int) {
 
 func TestBashExitCodeAndMergedOutput(t *testing.T) {
 	w := open(t, newTestRepo(t).config())
-	out, code := bash(t, w, "echo to-stdout; echo to-stderr >&2; exit 3")
+	out, code := run(t, w, "echo to-stdout; echo to-stderr >&2; exit 3")
 	if code != 3 {
 		t.Errorf("exit code %d, want 3", code)
 	}
 	if out != "to-stdout\nto-stderr\n" {
 		t.Errorf("output %q, want both streams merged in order", out)
 	}
-	if out, code := bash(t, w, "pwd"); code != 0 || strings.TrimSpace(out) != w.DisplayRoot() {
+	if out, code := run(t, w, "pwd"); code != 0 || strings.TrimSpace(out) != w.DisplayRoot() {
 		t.Errorf("pwd = %q (exit %d), want the worktree %s", out, code, w.DisplayRoot())
 	}
 }
@@ -61,8 +59,8 @@ func TestBashCapsOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Capped || len(res.Output) != maxOutput || res.ExitCode != 0 {
-		t.Fatalf("got capped=%v len=%d exit=%d, want capped, %d bytes, exit 0", res.Capped, len(res.Output), res.ExitCode, maxOutput)
+	if !res.Capped || len(res.Output) != 1<<20 || res.ExitCode != 0 {
+		t.Fatalf("got capped=%v len=%d exit=%d, want capped, 1 MiB, exit 0", res.Capped, len(res.Output), res.ExitCode)
 	}
 	res, err = w.Bash(t.Context(), "head -c 1000 /dev/zero | tr '\\0' a", 20*time.Second)
 	if err != nil || res.Capped || len(res.Output) != 1000 {
@@ -75,7 +73,7 @@ func TestBashBackgroundJobsDieWithBash(t *testing.T) {
 	root := w.DisplayRoot()
 
 	start := time.Now()
-	out, code := bash(t, w, "sleep 30 & echo hi")
+	out, code := run(t, w, "sleep 30 & echo hi")
 	if elapsed := time.Since(start); elapsed >= 3*time.Second {
 		t.Errorf("sleep 30 & echo hi took %v, want < 3s", elapsed)
 	}
@@ -86,12 +84,12 @@ func TestBashBackgroundJobsDieWithBash(t *testing.T) {
 	// A plain background job, one that starts its own session (setsid
 	// forks when it leads its group) and a double-forked one: each would
 	// write a file after a second if it survived bash.
-	bash(t, w, "(sleep 1; echo x > bg-fired) & "+
+	run(t, w, "(sleep 1; echo x > bg-fired) & "+
 		"setsid -f sh -c 'sleep 1; echo x > setsid-fired'; "+
 		"(setsid sh -c 'sleep 1; echo x > double-fired' &) ; echo started")
 	// Control: the same write done in the foreground lands, so the
 	// absence below is the jobs' death, not a write Landlock refused.
-	bash(t, w, "sleep 1; echo x > fg-fired")
+	run(t, w, "sleep 1; echo x > fg-fired")
 	if !exists(filepath.Join(root, "fg-fired")) {
 		t.Fatal("the control write did not land")
 	}
@@ -124,7 +122,7 @@ func TestBashCancelKillsCommand(t *testing.T) {
 func TestBashEnvironment(t *testing.T) {
 	r := newTestRepo(t)
 	w := open(t, r.config())
-	out, code := bash(t, w, "env")
+	out, code := run(t, w, "env")
 	if code != 0 {
 		t.Fatalf("env exit %d: %s", code, out)
 	}
@@ -137,6 +135,10 @@ func TestBashEnvironment(t *testing.T) {
 	allowed := []string{
 		"PATH", "TERM", "LANG", "TMPDIR", "HOME", "PYTHONPATH",
 		"VOLTA_HOME", "RUSTUP_HOME", "CARGO_HOME", "NVM_DIR", "PYENV_ROOT", "PWD", "SHLVL", "_",
+		// dirtywork's identity for the worker's commits, as in docker mode.
+		"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
+		// Only without a jail: the worker's repository by the environment.
+		"GIT_DIR", "GIT_WORK_TREE",
 	}
 	for k := range env {
 		if !slices.Contains(allowed, k) {
@@ -146,44 +148,40 @@ func TestBashEnvironment(t *testing.T) {
 	if strings.Contains(out, "sk-test-secret-value") {
 		t.Error("the operator's secret reached bash")
 	}
-	want := map[string]string{"HOME": w.DisplayRoot(), "TMPDIR": w.ScratchDir(), "LANG": "C.UTF-8", "TERM": "dumb"}
+	tmp := "/tmp" // the jail's own
+	if _, plain := w.jailer.(childJailer); plain {
+		tmp = w.private.tmp
+	}
+	want := map[string]string{
+		"HOME": w.DisplayRoot(), "TMPDIR": tmp, "LANG": "C.UTF-8", "TERM": "dumb",
+		"GIT_AUTHOR_NAME": "dirtywork", "GIT_COMMITTER_EMAIL": "dirtywork@localhost",
+	}
 	for k, v := range want {
 		if env[k] != v {
 			t.Errorf("%s = %q, want %q", k, env[k], v)
 		}
 	}
-	if out, _ := bash(t, w, "echo $HOME"); strings.TrimSpace(out) != w.DisplayRoot() {
+	if out, _ := run(t, w, "echo $HOME"); strings.TrimSpace(out) != w.DisplayRoot() {
 		t.Errorf("echo $HOME = %q, want the worktree", out)
 	}
 	// bash can use its scratch dir.
-	if out, code := bash(t, w, `f=$(mktemp) && echo ok > "$f" && cat "$f"`); code != 0 || out != "ok\n" {
+	if out, code := run(t, w, `f=$(mktemp) && echo ok > "$f" && cat "$f"`); code != 0 || out != "ok\n" {
 		t.Errorf("mktemp in TMPDIR: %q exit %d", out, code)
 	}
 }
 
-func TestBashLaunchError(t *testing.T) {
-	r := newTestRepo(t)
-	cfg := r.config()
-	cfg.Env = []string{"PATH=" + t.TempDir(), "HOME=" + r.home}
-	w := open(t, cfg)
-	res, err := w.Bash(t.Context(), "true", 5*time.Second)
-	if err != nil || res.LaunchError == "" || res.ExitCode != -1 {
-		t.Fatalf("got %+v, %v; want a launch error, exit -1", res, err)
-	}
-}
-
-func TestCloseIsIdempotentAndRemovesScratch(t *testing.T) {
+func TestCloseIsIdempotentAndRemovesTheWorkerRepository(t *testing.T) {
 	w := open(t, newTestRepo(t).config())
-	bash(t, w, `mkdir -p "$TMPDIR/ro/sub" && chmod 500 "$TMPDIR/ro"`)
-	scratch := w.ScratchDir()
+	run(t, w, `mkdir -p "$TMPDIR/ro/sub" && chmod 500 "$TMPDIR/ro" && git commit -q --allow-empty -m x`)
+	dir := w.private.dir
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if exists(scratch) {
-		t.Error("scratch dir survived Close")
+	if exists(dir) {
+		t.Error("the worker's repository survived Close")
 	}
 	if _, err := w.Bash(t.Context(), "true", time.Second); !errors.Is(err, ErrClosed) {
 		t.Errorf("Bash after Close: %v, want ErrClosed", err)

@@ -1,54 +1,82 @@
 package host
 
-import "github.com/dirtywork/dirtywork/sandbox"
+import (
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/host/jail"
+)
 
-// Config describes the lane a workspace opens on.
+// Config describes the lane a workspace opens on and the jail it runs in.
 type Config struct {
-	// Worktree is the lane's worktree, the only tree bash may change.
+	// Worktree is the lane's worktree, the only tree the worker may
+	// change. It holds only its .git file when the workspace opens: the
+	// base tree is checked out inside the jail.
 	Worktree string
-	// CommonDir is the repository's common git dir; bash may read it.
-	CommonDir string
-	// AdminDir is the worktree's own git dir, <CommonDir>/worktrees/<name>,
-	// which bash may write (index, HEAD, logs).
-	AdminDir string
+	// RepoRoot is the repository's root, CommonDir its common git dir and
+	// AdminDir the worktree's own git dir (<CommonDir>/worktrees/<name>).
+	// None of them is ever visible to the worker; only dirtywork's own git
+	// reads and writes them.
+	RepoRoot, CommonDir, AdminDir string
 	// Branch is the lane's branch (with or without refs/heads/).
 	Branch string
-	// BaseCommit is what Finalize diffs against.
+	// BaseCommit is what the worker's repository starts at and what
+	// Finalize diffs against.
 	BaseCommit string
-	// AllowCommit lets bash add objects and move the lane's branch.
+	// RunDir is the run's directory: the patch goes to
+	// <RunDir>/diff.patch and nested repositories the worker made are
+	// moved to <RunDir>/quarantine. (The worker's private repository lives
+	// in a temporary directory of its own while the run lasts.)
+	RunDir string
+	// WithHistory gives the worker the base commit's whole history
+	// instead of the base commit alone.
+	WithHistory bool
+	// KeepTree leaves the worktree's files as they are (a resumed run):
+	// only the worker's index is made from the base, so the earlier work
+	// shows as changes.
+	KeepTree bool
+	// AllowCommit imports the commits the worker made on its branch into
+	// the repository at Finalize.
 	AllowCommit bool
 	// Limits are the worktree's caps (E-39).
 	Limits sandbox.Limits
-	// RequireLandlock refuses to open unless bash can be fully confined:
-	// Landlock enforced and a private mount namespace. The CLI clears it
-	// when the operator sets DIRTYWORK_ALLOW_UNCONFINED=1. Ignored outside
-	// Linux, where there is no confinement to require.
-	RequireLandlock bool
+	// MaxPatchMB caps <RunDir>/diff.patch (0: 10 MiB).
+	MaxPatchMB int
+	// Network shares the host's network with the jail (--allow-network);
+	// without it the jail has only a loopback of its own.
+	Network bool
+	// PidsLimit, MemoryBytes and TmpBytes are the jail's limits: most
+	// processes and threads, memory, size of its private /tmp.
+	PidsLimit   int
+	MemoryBytes int64
+	TmpBytes    int64
+	// AllowUnconfined lets the workspace run the tool server without a
+	// jail where none can be set up (DIRTYWORK_ALLOW_UNCONFINED=1); Info
+	// says so. Without it Open refuses with ErrNoJail.
+	AllowUnconfined bool
 
-	// Home is the operator's home, whose contents bash may not read; empty
+	// Home is the operator's home, which the jail does not show; empty
 	// means HOME from Env, or the user's home directory.
 	Home string
 	// Env is the operator's environment, from which bash's is derived
 	// (E-38); nil means os.Environ().
 	Env []string
-}
+	// UserSiteCache is the file keeping python's user site across runs
+	// (see PrewarmPythonUserSite); "" asks python every run.
+	UserSiteCache string
+	// Toolbox is the dirtywork binary to run as the tool server; "" is
+	// this process's own.
+	Toolbox string
 
-// Info is what a run records about host-mode confinement (run_start's
-// sandbox field) and prints as a warning when it is partial.
-type Info struct {
-	Landlock LandlockStatus `json:"landlock"`
-	// PrivateMounts is set when bash runs in private mount and PID
-	// namespaces that hide the host's daemon sockets.
-	PrivateMounts bool `json:"private_mounts"`
-	// Warning says which guards are missing; "" when bash is fully
-	// confined.
-	Warning string `json:"warning,omitempty"`
-}
+	// OnJailStarted, when set, is given what the jail set up once it
+	// runs (jail.Info: every layer and its state), for the run's record:
+	// run_start, written before, has the probe's view.
+	OnJailStarted func(info any)
+	// Trace, when set, is told when each step of the jail's start ended
+	// (for DIRTYWORK_TIMINGS).
+	Trace func(phase string)
 
-// LandlockStatus reports Landlock for run_start.
-type LandlockStatus struct {
-	// ABI is the Landlock ABI enforced, or the kernel's when none is.
-	ABI int `json:"abi"`
-	// Enforced is set when every bash command runs under the ruleset.
-	Enforced bool `json:"enforced"`
+	// Probe is what jail.Probe found in preflight; nil probes at Open.
+	Probe *jail.Report
+
+	// jailer starts the jail; nil is the real one (tests stand in).
+	jailer jailer
 }

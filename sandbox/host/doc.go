@@ -1,18 +1,25 @@
 // Package host is the host-mode workspace: the run's tree is a git
-// worktree on the operator's machine.
+// worktree on the operator's machine, worked on from inside a jail made
+// for the run (package jail): a container without Docker.
 //
-// File tools go through an os.Root on the worktree (package fsops), so no
-// path the model names reaches outside it and nothing writes into .git/.
-// bash runs through package confine: in its own session, in private mount,
-// PID and IPC namespaces that hide the host's daemon sockets (Docker's
-// among them), and under Landlock, which lets it write only in the
-// worktree, a per-workspace scratch TMPDIR and the git paths the worktree
-// needs, and read everything except the operator's home (the worktree,
-// the repository's git dir and the toolchains excepted). When bash ends or
-// times out, everything it started dies with it.
+// The jail's pid 1 is the tool server (`dirtywork toolbox`, package
+// toolbox), which answers every tool call, bash included, over one pair of
+// pipes, keeps the tree's budget and kills what a command leaves behind,
+// exactly as in docker mode; Workspace is its client. The worker's git
+// works on a private repository in the run's directory, presented at
+// <worktree>/.git inside the jail by a read-only gitfile: the host
+// repository, the worktree's admin dir and the common dir are never within
+// its reach. The base tree is checked out inside the jail while the first
+// model request is out.
 //
-// Where the kernel cannot confine bash, Open refuses (the CLI exits 2 and
-// names DIRTYWORK_ALLOW_UNCONFINED=1) unless the caller allows running
-// unconfined; Info then says what is missing. Outside Linux only the bash
-// deny-list guards host mode, and Info says that too.
+// The host keeps what the worker cannot forge: a measurement of the tree
+// while a command runs, which kills the jail on a breach, and Finalize,
+// which stops the jail, moves nested repositories out of the tree,
+// rebuilds the lane's index from the base, computes the diff in Go and,
+// with AllowCommit, imports the worker's commits through a quarantine. No
+// host git reads git metadata the worker wrote.
+//
+// Where the jail cannot be set up whole, Open refuses (ErrNoJail; the CLI
+// exits 2 naming each missing layer and its fix) unless the caller allows
+// running without the missing layers; Info then says what is off.
 package host

@@ -2,9 +2,14 @@ package host
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -96,10 +101,10 @@ var (
 
 // PrewarmPythonUserSite starts asking the python3 on env's PATH for its
 // user site in the background, from dir, so that Open finds the answer
-// ready: a run calls it before creating its worktree, which takes about as
-// long.
-func PrewarmPythonUserSite(env []string, dir string) {
-	go pythonUserSite(context.Background(), envMap(env), env, dir)
+// ready: a run calls it before creating its worktree. cache is the file
+// that keeps answers across runs (see UserSiteCache), "" for none.
+func PrewarmPythonUserSite(env []string, dir, cache string) {
+	go pythonUserSite(context.Background(), envMap(env), env, dir, cache)
 }
 
 // pythonUserSite is the user site dir of the python3 on the operator's
@@ -108,7 +113,13 @@ func PrewarmPythonUserSite(env []string, dir string) {
 // With HOME pointing at the worktree, bash's python would look for its
 // user site there; PYTHONPATH hands it the operator's instead. Concurrent
 // callers for one interpreter share one lookup.
-func pythonUserSite(ctx context.Context, env map[string]string, envList []string, dir string) string {
+//
+// cache, when not "", is a file keeping answers across runs: asking a
+// python behind a pyenv shim takes hundreds of milliseconds, and the jail
+// cannot start without the answer. An answer is reused only while the
+// interpreter, the variables and the version files that could change it
+// are unchanged (userSiteKey).
+func pythonUserSite(ctx context.Context, env map[string]string, envList []string, dir, cache string) string {
 	if env["PYTHONNOUSERSITE"] != "" {
 		return ""
 	}
@@ -135,7 +146,15 @@ func pythonUserSite(ctx context.Context, env map[string]string, envList []string
 	userSitesMu.Unlock()
 
 	if owner {
-		l.site, l.ok = askUserSite(ctx, py, envList, dir)
+		key := userSiteKey(py, env, dir)
+		if site, ok := cachedUserSite(cache, key); ok {
+			l.site, l.ok = site, true
+		} else {
+			l.site, l.ok = askUserSite(ctx, py, envList, dir)
+			if l.ok {
+				storeUserSite(cache, key, l.site)
+			}
+		}
 		close(l.done)
 	} else {
 		select {
@@ -189,4 +208,106 @@ func lookPath(name, pathList string) string {
 func isDir(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.IsDir()
+}
+
+// userSiteKey identifies what a python's user site depends on: the
+// interpreter (the path and the file it resolves to, with its size and
+// time), the variables python and pyenv read, and the pyenv version files
+// that could pick another interpreter for dir.
+func userSiteKey(py string, env map[string]string, dir string) string {
+	h := sha256.New()
+	stat := func(p string) {
+		if fi, err := os.Stat(p); err == nil {
+			fmt.Fprintln(h, p, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	fmt.Fprintln(h, py)
+	if r, err := filepath.EvalSymlinks(py); err == nil {
+		stat(r)
+	}
+	for _, k := range []string{"PATH", "HOME", "PYENV_VERSION", "PYENV_ROOT", "PYENV_DIR", "PYTHONUSERBASE", "VIRTUAL_ENV", "PYTHONHOME"} {
+		fmt.Fprintf(h, "%s=%s\n", k, env[k])
+	}
+	root := env["PYENV_ROOT"]
+	if root == "" && env["HOME"] != "" {
+		root = filepath.Join(env["HOME"], ".pyenv")
+	}
+	if root != "" {
+		stat(filepath.Join(root, "version"))
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		stat(filepath.Join(d, ".python-version"))
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// userSiteEntry is one cached answer.
+type userSiteEntry struct {
+	Key  string `json:"key"`
+	Site string `json:"site"`
+}
+
+// maxUserSiteEntries bounds the cache file: interpreters come and go.
+const maxUserSiteEntries = 16
+
+// cachedUserSite is the answer cached under key, if any.
+func cachedUserSite(cache, key string) (string, bool) {
+	if cache == "" {
+		return "", false
+	}
+	data, err := os.ReadFile(cache)
+	if err != nil {
+		return "", false
+	}
+	var entries []userSiteEntry
+	if json.Unmarshal(data, &entries) != nil {
+		return "", false
+	}
+	for _, e := range entries {
+		if e.Key == key && (e.Site == "" || filepath.IsAbs(e.Site)) {
+			return e.Site, true
+		}
+	}
+	return "", false
+}
+
+// storeUserSite adds an answer to the cache, replacing the file
+// atomically; failing to is only a slower next run.
+func storeUserSite(cache, key, site string) {
+	if cache == "" {
+		return
+	}
+	var entries []userSiteEntry
+	if data, err := os.ReadFile(cache); err == nil {
+		_ = json.Unmarshal(data, &entries)
+	}
+	entries = slices.DeleteFunc(entries, func(e userSiteEntry) bool { return e.Key == key })
+	entries = append(entries, userSiteEntry{Key: key, Site: site})
+	if len(entries) > maxUserSiteEntries {
+		entries = entries[len(entries)-maxUserSiteEntries:]
+	}
+	if data, err := json.Marshal(entries); err == nil {
+		writeAtomic(cache, data)
+	}
+}
+
+// writeAtomic replaces file with data through a temporary file beside it,
+// making its directory (0700) if need be. It is for caches: a failure only
+// leaves the file as it was.
+func writeAtomic(file string, data []byte) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".tmp-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), file) != nil {
+		_ = os.Remove(tmp.Name())
+	}
 }

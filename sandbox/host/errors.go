@@ -2,20 +2,12 @@ package host
 
 import "errors"
 
-// Sentinel errors for the states callers branch on. The first two are
-// preflight refusals: the CLI prints them and exits 2.
+// Sentinel errors for the states callers branch on.
 var (
-	// ErrNoLandlock: the kernel cannot enforce Landlock, so bash cannot be
-	// confined to the worktree.
-	ErrNoLandlock = errors.New("the kernel does not enforce Landlock, which host mode needs to confine bash " +
-		"(set DIRTYWORK_ALLOW_UNCONFINED=1 to run guarded only by the deny-list)")
-	// ErrNoPrivateMounts: bash cannot get the private mount namespace that
-	// hides the host's daemon sockets, such as Docker's.
-	ErrNoPrivateMounts = errors.New("host mode cannot give bash a private mount namespace to hide the host's daemon sockets " +
-		"(allow unprivileged user namespaces, or set DIRTYWORK_ALLOW_UNCONFINED=1 to run without it)")
-	// ErrTampered: a file bash may write and dirtywork relies on was
-	// changed to point elsewhere.
-	ErrTampered = errors.New("the worktree's git metadata was tampered with")
+	// ErrNoJail: the run's jail cannot be set up whole on this system. It
+	// is a preflight refusal (the CLI exits 2 and prints each missing
+	// layer, why and the fix) unless DIRTYWORK_ALLOW_UNCONFINED=1.
+	ErrNoJail = errors.New("host mode cannot confine the worker")
 	// ErrClosed: the workspace was used after Close.
 	ErrClosed = errors.New("workspace is closed")
 )

@@ -1,210 +1,391 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
+	"syscall"
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/sandbox/fsops"
 )
 
-const (
-	// maxReportChars caps diff_stat and untracked, in characters.
-	maxReportChars = 64000
-	// maxFilesChanged caps files_changed.
-	maxFilesChanged = 1000
-)
+// defaultMaxPatchMB caps diff.patch when the config gives no cap.
+const defaultMaxPatchMB = 10
 
-// Finalize measures the worktree and computes the run's changes against
-// the base commit (E-40), with git in config-neutral mode: no global or
-// system config, no hooks, no fsmonitor, no filters, textconv or external
-// diff, no recursion into submodules (whose config the worker controls),
-// and the repository pinned through GIT_DIR and GIT_WORK_TREE, since the
-// worker may have written anything in the tree. A failing diff --stat or
-// status becomes a bracketed note in its field; a tampered worktree git
-// dir, or failing to list the changed files or to measure the tree, is an
-// error.
+// Finalize ends the jail and reports the run's changes with no host git
+// reading anything the worker wrote but file contents:
+//
+//  1. the budget's last verdict is taken, and with AllowCommit the
+//     worker's new commits are packed inside the jail (an untrusted file);
+//  2. the jail is stopped: no worker process is left;
+//  3. the worktree's .git file is made the lane's again should it differ,
+//     and every other entry git would take for a repository (a nested
+//     .git, a directory with a repository's signs) is moved to <RunDir>/quarantine
+//     and listed in dropped_git_entries;
+//  4. the lane's index is rebuilt from the base commit (read-tree, no
+//     work tree read), and the untracked, not ignored, files are listed
+//     (ls-files --others, config-neutral, pinned to the lane's git dir);
+//  5. files_changed, diff_stat and diff.patch are computed in Go against
+//     the base commit's blobs (export.DiffPaths), as in docker mode, so
+//     no .gitattributes of the worker is consulted;
+//  6. with AllowCommit the commits are imported (gitops.ImportCommits),
+//     and the lane's index is made from its branch's tip.
+//
+// A breach recorded earlier is reported as the watchdog's violation (the
+// run ends budget_exceeded); the changes are still computed, for review.
 func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) {
 	fin := sandbox.Finalization{
 		ExportStatus:      "n/a",
+		FilesChanged:      []string{},
+		EscapingSymlinks:  []string{},
 		DroppedGitEntries: []string{},
 	}
-	// A breach the last background walk found is reported as the
-	// watchdog's (the run ends budget_exceeded); the changes are still
-	// computed, for review.
-	if err := w.usable(ctx); err != nil {
-		var be *sandbox.BudgetError
-		if !errors.As(err, &be) {
-			return sandbox.Finalization{}, err
-		}
-		kind := "budget" // the contract's watchdog kind; the run ends budget_exceeded
-		fin.WatchdogViolation, fin.WatchdogViolationKind = &be.Reason, &kind
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		return fin, ctx.Err()
 	}
-	if err := w.checkCommonDirLink(); err != nil {
+	var pack *commitPack
+	if w.startErr == nil {
+		if c, err := w.client(ctx); err == nil {
+			_ = w.settleBudget(ctx, c) // a breach is recorded as the violation
+			if w.cfg.AllowCommit && w.currentViolation() == nil {
+				var err error
+				if pack, err = w.packCommits(ctx, c); err != nil {
+					w.stopJail()
+					return fin, err
+				}
+			}
+		}
+	}
+	w.watch.stop()
+	w.stopJail()
+	w.trace("host_stopped")
+	if v := w.currentViolation(); v != nil {
+		reason, kind := v.Reason, "budget" // the contract's watchdog kind; the run ends budget_exceeded
+		fin.WatchdogViolation, fin.WatchdogViolationKind = &reason, &kind
+	}
+	if err := w.restoreGitFile(); err != nil {
 		return fin, err
 	}
-	// One filter lookup serves every command below; they only read, so
-	// they run at once (GIT_OPTIONAL_LOCKS=0 keeps status off index.lock).
-	filters, err := w.git.NeutralFilters(ctx, w.neutralCall())
+	dropped, err := w.dropGitEntries(ctx)
 	if err != nil {
-		return fin, fmt.Errorf("prepare config-neutral git: %w", err)
+		return fin, err
 	}
-	var (
-		wg                   sync.WaitGroup
-		stat, status         []byte
-		statErr, statusErr   error
-		files                []string
-		truncated            bool
-		filesErr, measureErr error
-		m                    fsops.Measurement
-	)
-	wg.Go(func() {
-		stat, statErr = w.gitNeutral(ctx, filters, "diff", "--stat", "--ignore-submodules=all", w.cfg.BaseCommit)
-	})
-	wg.Go(func() {
-		status, statusErr = w.gitNeutral(ctx, filters, "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=all")
-	})
-	wg.Go(func() { files, truncated, filesErr = w.filesChanged(ctx, filters) })
-	wg.Go(func() { m, measureErr = w.fs.Measure(ctx, fsops.Limits{}) })
-	wg.Wait()
-
-	if statErr != nil {
-		fin.DiffStat = capChars(fmt.Sprintf("[diff --stat failed: %v]", statErr))
-	} else {
-		fin.DiffStat = capChars(strings.TrimRight(string(stat), "\n"))
+	fin.DroppedGitEntries = dropped
+	w.trace("host_dropped")
+	// The tree is measured while the changes are computed: both only read.
+	var m fsops.Measurement
+	var measureErr error
+	measured := make(chan struct{})
+	go func() {
+		defer close(measured)
+		m, measureErr = w.fs.Measure(ctx, fsops.Limits{})
+	}()
+	err = w.changes(ctx, &fin)
+	<-measured
+	if err != nil {
+		return fin, err
 	}
-	if statusErr != nil {
-		fin.Untracked = capChars(fmt.Sprintf("[status --porcelain failed: %v]", statusErr))
-	} else {
-		fin.Untracked = capChars(strings.Join(untrackedPaths(status), "\n"))
+	w.trace("host_diffed")
+	head := w.startCommit
+	if pack != nil {
+		if err := w.importCommits(ctx, pack); err != nil {
+			return fin, err
+		}
+		head = pack.tip
 	}
-	if filesErr != nil {
-		return fin, filesErr
+	// The lane's index is its branch's: git status in the lane shows only
+	// what is not committed.
+	if head != w.cfg.BaseCommit {
+		if _, err := w.git.Run(ctx, w.neutral("read-tree", head)); err != nil {
+			return fin, fmt.Errorf("make the worktree's index from %s: %w", head, err)
+		}
 	}
-	fin.FilesChanged, fin.FilesChangedTruncated = files, truncated
 	if measureErr != nil {
 		return fin, fmt.Errorf("measure worktree %s: %w", w.worktree, measureErr)
 	}
 	fin.WorktreeBytes, fin.WorktreeFiles = m.Bytes, m.Entries
-	fin.EscapingSymlinks = m.EscapingSymlinks
-	if fin.EscapingSymlinks == nil {
-		fin.EscapingSymlinks = []string{}
+	if m.EscapingSymlinks != nil {
+		fin.EscapingSymlinks = m.EscapingSymlinks
 	}
 	return fin, nil
 }
 
-// filesChanged is the sorted union of the tracked files that differ from
-// the base commit and the untracked files git does not ignore, at most
-// maxFilesChanged of them.
-func (w *Workspace) filesChanged(ctx context.Context, filters *gitops.Filters) ([]string, bool, error) {
-	var tracked, untracked []byte
-	var trackedErr, err error
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tracked, trackedErr = w.gitNeutral(ctx, filters, "diff", "--name-only", "-z", "--ignore-submodules=all", w.cfg.BaseCommit)
-	})
-	untracked, err = w.gitNeutral(ctx, filters, "ls-files", "--others", "--exclude-standard", "-z")
-	wg.Wait()
-	if trackedErr != nil {
-		return nil, false, fmt.Errorf("list files changed since %s: %w", w.cfg.BaseCommit, trackedErr)
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("list untracked files: %w", err)
-	}
-	files := append(splitZ(tracked), splitZ(untracked)...)
-	slices.Sort(files)
-	files = slices.Compact(files)
-	if len(files) > maxFilesChanged {
-		return files[:maxFilesChanged], true, nil
-	}
-	if files == nil {
-		files = []string{}
-	}
-	return files, false, nil
+// neutral is a config-neutral git call on the lane, pinned to its own git
+// dir and worktree.
+func (w *Workspace) neutral(args ...string) gitops.Call {
+	return gitops.Call{Dir: w.worktree, Neutral: true, GitDir: w.adminDir, WorkTree: w.worktree, Args: args}
 }
 
-// checkCommonDirLink makes sure the worktree's git dir still names the
-// repository's common dir. bash may write in that git dir, and a
-// commondir file pointing at a repository of the worker's making would
-// hand Finalize's git the worker's config.
-func (w *Workspace) checkCommonDirLink() error {
-	link := filepath.Join(w.adminDir, "commondir")
-	data, err := os.ReadFile(link)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", link, err)
+// restoreGitFile makes the worktree's .git the lane's gitfile again if it
+// is anything else. Inside the jail a read-only file covers it, so only a
+// run without the jail can have changed it.
+func (w *Workspace) restoreGitFile() error {
+	p := filepath.Join(w.worktree, ".git")
+	want := "gitdir: " + w.adminDir + "\n"
+	if data, err := readRegular(p); err == nil && strings.TrimSpace(string(data)) == strings.TrimSpace(want) {
+		return nil
 	}
-	target := strings.TrimSpace(string(data))
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(w.adminDir, target)
+	if err := removeAll(p); err != nil {
+		return fmt.Errorf("restore the worktree's .git file: %w", err)
 	}
-	if resolved, err := filepath.EvalSymlinks(target); err != nil || resolved != w.commonDir {
-		return fmt.Errorf("%s no longer names the repository's git dir %s (it says %q): %w", link, w.commonDir, target, ErrTampered)
+	if err := os.WriteFile(p, []byte(want), 0o644); err != nil {
+		return fmt.Errorf("restore the worktree's .git file: %w", err)
 	}
 	return nil
 }
 
-// gitNeutral runs git in the worktree in config-neutral mode, pinned to
-// the worktree's own git dir so that a .git file rewritten in the tree
-// cannot point it elsewhere.
-func (w *Workspace) gitNeutral(ctx context.Context, filters *gitops.Filters, args ...string) ([]byte, error) {
-	c := w.neutralCall()
-	c.Args, c.Filters = args, filters
-	return w.git.Run(ctx, c)
+// readRegular reads p if it is a regular file (a final symlink is not
+// followed).
+func readRegular(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }() // only read
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
+		return nil, errors.New("not a small regular file")
+	}
+	data := make([]byte, fi.Size())
+	n, err := f.Read(data)
+	return data[:n], err
 }
 
-// neutralCall is a config-neutral git call in the worktree, pinned to the
-// worktree's own git dir.
-func (w *Workspace) neutralCall() gitops.Call {
-	return gitops.Call{Dir: w.worktree, Neutral: true, GitDir: w.adminDir, WorkTree: w.worktree}
+// quarantineDir is where, under the run's dir, finalize moves what git
+// would take for a repository: the same place as docker mode's.
+const quarantineDir = "quarantine"
+
+// dropGitEntries moves every entry of the worktree that git would take for
+// a repository, or the way to one (export.QuarantineRepositories: a .git
+// entry in any letter case below the root, a directory with a
+// repository's signs), out of it into <RunDir>/quarantine at the same
+// relative path, and returns their paths, sorted. The worktree's own .git
+// file is kept, and so, as in docker mode, is a repository the base commit
+// itself holds that the worker left as the checkout made it: it is the
+// operator's own, moved back. With no worker process left, nothing
+// changes meanwhile.
+func (w *Workspace) dropGitEntries(ctx context.Context) ([]string, error) {
+	dest := filepath.Join(w.cfg.RunDir, quarantineDir)
+	moved, err := export.QuarantineRepositories(w.worktree, dest)
+	if err != nil {
+		return nil, fmt.Errorf("move nested repositories out of the worktree: %w", err)
+	}
+	dropped := []string{}
+	var baseDirs map[string]bool
+	for _, p := range moved {
+		if w.checkedOut != nil && !strings.EqualFold(path.Base(p), ".git") {
+			if baseDirs == nil {
+				baseDirs = w.baseDirs(ctx)
+			}
+			if baseDirs[p] && w.untouchedSinceCheckout(filepath.Join(dest, filepath.FromSlash(p)), p) {
+				// Quarantine's own move, the other way: a copy where the
+				// run dir is on another file system.
+				if _, err := export.Quarantine(dest, []string{p}, w.worktree); err != nil {
+					return nil, fmt.Errorf("put the base's own repository %s back: %w", p, err)
+				}
+				continue
+			}
+		}
+		dropped = append(dropped, p)
+	}
+	return dropped, nil
 }
 
-// untrackedPaths extracts the "??" paths from git status --porcelain -z
-// output (directories come collapsed as "dir/"). A rename or copy entry
-// carries its source in the next field, which is skipped.
-func untrackedPaths(out []byte) []string {
-	fields := bytes.Split(out, []byte{0})
-	var paths []string
-	for i := 0; i < len(fields); i++ {
-		f := string(fields[i])
-		if len(f) < 4 {
-			continue
-		}
-		if p, ok := strings.CutPrefix(f, "?? "); ok {
-			paths = append(paths, p)
-			continue
-		}
-		if f[0] == 'R' || f[0] == 'C' {
-			i++
+// baseDirs are the directories the base tree holds files under.
+func (w *Workspace) baseDirs(ctx context.Context) map[string]bool {
+	dirs := map[string]bool{}
+	blobs, err := w.baseBlobs(ctx)
+	if err != nil {
+		return dirs
+	}
+	for _, b := range blobs {
+		for d := path.Dir(b.Path); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
 		}
 	}
-	return paths
+	return dirs
+}
+
+// untouchedSinceCheckout reports whether the directory now at moved, which
+// was rel in the worktree, holds exactly what the checkout left there.
+func (w *Workspace) untouchedSinceCheckout(moved, rel string) bool {
+	root, err := os.OpenRoot(moved)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = root.Close() }() // only read
+	now, err := statTree(root)
+	if err != nil {
+		return false
+	}
+	before := treeStats{}
+	for p, st := range w.checkedOut {
+		if sub, ok := strings.CutPrefix(p, rel+"/"); ok {
+			before[sub] = st
+		}
+	}
+	// A rename keeps inode, size, mtime; only the ctime of the directory
+	// itself changes, and directories are not compared.
+	return len(changedSince(before, now)) == 0
+}
+
+// changes rebuilds the lane's index from the base and fills fin's
+// files_changed, diff_stat, untracked and patch path.
+func (w *Workspace) changes(ctx context.Context, fin *sandbox.Finalization) error {
+	// Three independent reads at once: git's view of the untracked files
+	// (after the index is the base's), the tree's stat since the
+	// checkout, and the base tree.
+	var (
+		wg       sync.WaitGroup
+		out      []byte
+		gitErr   error
+		now      treeStats
+		nowErr   error
+		blobs    []gitops.TreeBlob
+		blobsErr error
+	)
+	wg.Go(func() {
+		if _, gitErr = w.git.Run(ctx, w.neutral("read-tree", w.cfg.BaseCommit)); gitErr != nil {
+			gitErr = fmt.Errorf("rebuild the worktree's index from %s: %w", w.cfg.BaseCommit, gitErr)
+			return
+		}
+		if out, gitErr = w.git.Run(ctx, w.neutral("ls-files", "--others", "--exclude-standard", "-z")); gitErr != nil {
+			gitErr = fmt.Errorf("list untracked files: %w", gitErr)
+		}
+	})
+	if w.checkedOut != nil {
+		wg.Go(func() { now, nowErr = statTree(w.root) })
+	}
+	blobs, blobsErr = w.baseBlobs(ctx)
+	wg.Wait()
+	if gitErr != nil {
+		return gitErr
+	}
+	if blobsErr != nil {
+		return blobsErr
+	}
+	base := make([]export.BaseFile, len(blobs))
+	paths := make([]string, 0, len(blobs))
+	for i, b := range blobs {
+		base[i] = export.BaseFile{Path: b.Path, Mode: export.BlobMode(b.Mode), Blob: b.Blob}
+		paths = append(paths, b.Path)
+	}
+	others := splitZ(out)
+	fin.Untracked = capChars(strings.Join(collapseUntracked(others, paths), "\n"))
+	if w.checkedOut != nil && nowErr == nil {
+		// Only what changed since the checkout can differ from the base:
+		// the base paths among the changed ones, and the untracked files.
+		inBase := make(map[string]bool, len(paths))
+		for _, p := range paths {
+			inBase[p] = true
+		}
+		paths = paths[:0]
+		for _, p := range changedSince(w.checkedOut, now) {
+			if inBase[p] {
+				paths = append(paths, p)
+			}
+		}
+	}
+	paths = append(paths, others...)
+
+	// The patch is evidence, not the result: on a run dir that cannot take
+	// it (a full disk) the change is still reported, without a patch.
+	patchPath := filepath.Join(w.cfg.RunDir, "diff.patch")
+	f, ferr := os.OpenFile(patchPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	var patch io.Writer
+	var kept *keptWriter
+	if ferr == nil {
+		kept = &keptWriter{w: f}
+		patch = kept
+	}
+	maxPatch := w.cfg.MaxPatchMB
+	if maxPatch <= 0 {
+		maxPatch = defaultMaxPatchMB
+	}
+	d, err := export.DiffPaths(ctx, w.root, base, paths, patch, export.DiffOptions{MaxPatchMB: maxPatch})
+	if f != nil {
+		if cerr := f.Close(); kept.err == nil && cerr != nil {
+			kept.err = cerr
+		}
+		ferr = kept.err
+	}
+	if err != nil {
+		return fmt.Errorf("diff the worktree against %s: %w", w.cfg.BaseCommit, err)
+	}
+	if ferr == nil {
+		fin.PatchPath = &patchPath
+	} else {
+		_ = os.Remove(patchPath) // a cut patch must not pass for the whole one
+	}
+	fin.DiffStat = d.Stat
+	fin.FilesChanged, fin.FilesChangedTruncated = d.Files, d.FilesTruncated
+	if fin.FilesChanged == nil {
+		fin.FilesChanged = []string{}
+	}
+	return nil
+}
+
+// collapseUntracked is git status's view of the untracked files: a file in
+// a directory that holds no tracked file is shown as its outermost such
+// directory, "dir/", once; the rest as themselves. Sorted.
+func collapseUntracked(untracked, tracked []string) []string {
+	trackedDirs := map[string]bool{}
+	for _, p := range tracked {
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if trackedDirs[d] {
+				break
+			}
+			trackedDirs[d] = true
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range untracked {
+		entry := p
+		parts := strings.Split(p, "/")
+		for i := 1; i < len(parts); i++ {
+			if d := strings.Join(parts[:i], "/"); !trackedDirs[d] {
+				entry = d + "/"
+				break
+			}
+		}
+		if !seen[entry] {
+			seen[entry] = true
+			out = append(out, entry)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // splitZ splits NUL-terminated output into its non-empty fields.
 func splitZ(out []byte) []string {
 	var fields []string
-	for _, f := range bytes.Split(out, []byte{0}) {
-		if len(f) > 0 {
-			fields = append(fields, string(f))
+	for f := range strings.SplitSeq(string(out), "\x00") {
+		if f != "" {
+			fields = append(fields, f)
 		}
 	}
 	return fields
 }
 
+// maxReportChars caps untracked, in characters (E-40).
+const maxReportChars = 64000
+
 // capChars cuts s after maxReportChars characters, with a note.
 func capChars(s string) string {
-	if utf8.RuneCountInString(s) <= maxReportChars {
-		return s
-	}
 	n := 0
 	for i := range s {
 		if n == maxReportChars {
@@ -213,4 +394,18 @@ func capChars(s string) string {
 		n++
 	}
 	return s
+}
+
+// keptWriter writes to w until a write fails, and then only counts: the
+// diff goes on, and err says the file is not whole.
+type keptWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (k *keptWriter) Write(p []byte) (int, error) {
+	if k.err == nil {
+		_, k.err = k.w.Write(p)
+	}
+	return len(p), nil
 }

@@ -1,8 +1,6 @@
 package host
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,117 +11,150 @@ import (
 func TestFinalizeReportsChanges(t *testing.T) {
 	r := newTestRepo(t)
 	w := open(t, r.config())
-	ctx := t.Context()
-	writeFile(t, filepath.Join(r.worktree, "tracked.txt"), "one\nchanged\n")
-	writeFile(t, filepath.Join(r.worktree, "brand_new.txt"), "new\n")
-	writeFile(t, filepath.Join(r.worktree, "newdir", "a.txt"), "a\n")
-	writeFile(t, filepath.Join(r.worktree, "debug.log"), "ignored\n")
-	if err := os.Symlink("/etc/passwd", filepath.Join(r.worktree, "escaping")); err != nil {
-		t.Fatal(err)
-	}
-	// Filters, textconv and hooks the worker might configure in the
-	// repository must not run; a .gitattributes naming a filter is inert.
-	writeFile(t, filepath.Join(r.worktree, ".gitattributes"), "*.txt filter=evil diff=evil\n")
-	r.git(t, r.repo, "config", "filter.evil.clean", "touch "+filepath.Join(r.home, "filter-ran")+"; cat")
-	r.git(t, r.repo, "config", "diff.evil.textconv", "touch "+filepath.Join(r.home, "textconv-ran")+"; cat")
-
-	fin, err := w.Finalize(ctx)
+	run(t, w, "echo changed >> tracked.txt && rm README.md && mkdir -p newdir/deep && echo n > newdir/deep/n.txt && "+
+		"echo s > src/new.go && echo x > debug.log && echo top > top.txt")
+	fin, err := w.Finalize(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(fin.DiffStat, "tracked.txt") || strings.Contains(fin.DiffStat, "failed") {
-		t.Errorf("diff_stat = %q, want the tracked change", fin.DiffStat)
-	}
-	wantUntracked := []string{".gitattributes", "brand_new.txt", "escaping", "newdir/"}
-	if got := strings.Split(fin.Untracked, "\n"); !slices.Equal(got, wantUntracked) {
-		t.Errorf("untracked = %q, want %q", got, wantUntracked)
-	}
-	wantFiles := []string{".gitattributes", "brand_new.txt", "escaping", "newdir/a.txt", "tracked.txt"}
+	wantFiles := []string{"README.md", "newdir/deep/n.txt", "src/new.go", "top.txt", "tracked.txt"}
 	if !slices.Equal(fin.FilesChanged, wantFiles) || fin.FilesChangedTruncated {
-		t.Errorf("files_changed = %q (truncated %v), want %q", fin.FilesChanged, fin.FilesChangedTruncated, wantFiles)
+		t.Errorf("files_changed %q, want %q (ignored debug.log left out)", fin.FilesChanged, wantFiles)
 	}
-	if !slices.Equal(fin.EscapingSymlinks, []string{"escaping"}) {
-		t.Errorf("escaping_symlinks = %q", fin.EscapingSymlinks)
+	if fin.Untracked != "newdir/\nsrc/new.go\ntop.txt" {
+		t.Errorf("untracked %q", fin.Untracked)
 	}
-	if fin.WorktreeFiles < 8 || fin.WorktreeBytes <= 0 {
-		t.Errorf("worktree_files %d, worktree_bytes %d", fin.WorktreeFiles, fin.WorktreeBytes)
+	if !strings.Contains(fin.DiffStat, "tracked.txt       | 1 +") || !strings.Contains(fin.DiffStat, "5 files changed") {
+		t.Errorf("diff_stat %q", fin.DiffStat)
 	}
-	if fin.ExportStatus != "n/a" || fin.PatchPath != nil || fin.DroppedGitEntries == nil || len(fin.DroppedGitEntries) != 0 {
-		t.Errorf("host constants: %+v", fin)
+	if fin.PatchPath == nil || !strings.Contains(readFile(t, *fin.PatchPath), "+changed") {
+		t.Errorf("patch %v", fin.PatchPath)
 	}
-	for _, f := range []string{"filter-ran", "textconv-ran"} {
-		if exists(filepath.Join(r.home, f)) {
-			t.Errorf("finalize ran the repository's %s command", f)
+	if fin.WorktreeFiles == 0 || fin.WorktreeBytes == 0 || fin.ExportStatus != "n/a" || fin.WatchdogViolation != nil {
+		t.Errorf("finalization %+v", fin)
+	}
+	// The lane's index is the base's: host git sees the worker's change
+	// as a change to the base, no more.
+	status := r.git(t, r.worktree, "status", "--porcelain")
+	for _, want := range []string{" M tracked.txt", " D README.md", "?? newdir/", "?? top.txt"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("host git status lacks %q:\n%s", want, status)
 		}
 	}
 }
 
-func TestFinalizeSeesCommitsAndCapsFiles(t *testing.T) {
+func TestFinalizeDropsNestedRepositories(t *testing.T) {
 	r := newTestRepo(t)
 	w := open(t, r.config())
-	writeFile(t, filepath.Join(r.worktree, "committed.txt"), "c\n")
-	r.git(t, r.worktree, "add", "committed.txt")
-	r.git(t, r.worktree, "commit", "-q", "-m", "c")
-	for i := range maxFilesChanged + 1 {
-		writeFile(t, filepath.Join(r.worktree, "many", fmt.Sprintf("f%04d.txt", i)), "x")
+	out, code := run(t, w, unsetGit+"mkdir -p vendor/lib bare && git -C vendor/lib init -q && echo x > vendor/lib/f && "+
+		"git init -q --bare bare/repo.git && mkdir -p sub && echo 'gitdir: /tmp' > sub/.GIT && "+
+		"mkdir shaped && touch shaped/HEAD && mkdir shaped/objects shaped/refs")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
 	}
 	fin, err := w.Finalize(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(fin.DiffStat, "committed.txt") {
-		t.Errorf("diff_stat misses the committed file: %q", fin.DiffStat)
+	want := []string{"bare/repo.git", "shaped", "sub/.GIT", "vendor/lib/.git"}
+	if !slices.Equal(fin.DroppedGitEntries, want) {
+		t.Errorf("dropped_git_entries %q, want %q", fin.DroppedGitEntries, want)
 	}
-	if len(fin.FilesChanged) != maxFilesChanged || !fin.FilesChangedTruncated || fin.FilesChanged[0] != "committed.txt" {
-		t.Errorf("files_changed: %d entries, truncated %v, first %q", len(fin.FilesChanged), fin.FilesChangedTruncated, fin.FilesChanged[0])
+	for _, p := range want {
+		if exists(filepath.Join(r.worktree, p)) {
+			t.Errorf("%s is still in the worktree", p)
+		}
+		if !exists(filepath.Join(r.runDir, quarantineDir, p)) {
+			t.Errorf("%s was not kept in the run dir", p)
+		}
 	}
-	if !slices.IsSorted(fin.FilesChanged) {
-		t.Error("files_changed is not sorted")
+	if !exists(filepath.Join(r.worktree, "vendor", "lib", "f")) {
+		t.Error("the nested repository's files went too")
 	}
 }
 
-func TestFinalizeBadBaseIsANote(t *testing.T) {
+func TestFinalizeRestoresTheLanesGitFile(t *testing.T) {
 	r := newTestRepo(t)
-	cfg := r.config()
-	cfg.BaseCommit = "0000000000000000000000000000000000000000"
-	w := open(t, cfg)
-	fin, err := w.Finalize(t.Context())
-	if !strings.HasPrefix(fin.DiffStat, "[diff --stat failed: ") {
-		t.Errorf("diff_stat = %q, want the failure note", fin.DiffStat)
+	w := open(t, r.config())
+	evil := filepath.Join(t.TempDir(), "evil")
+	r.git(t, t.TempDir(), "init", "-q", evil)
+	// Only a run without the jail can reach the host's .git file: the
+	// jail covers it with a read-only one.
+	writeFile(t, filepath.Join(r.worktree, ".git"), "gitdir: "+filepath.Join(evil, ".git")+"\n")
+	if _, err := w.Finalize(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-	if err == nil {
-		t.Error("files_changed against a bad base did not fail")
+	if got := readFile(t, filepath.Join(r.worktree, ".git")); got != "gitdir: "+r.admin+"\n" {
+		t.Errorf(".git is %q", got)
+	}
+}
+
+func TestCollapseUntracked(t *testing.T) {
+	got := collapseUntracked([]string{"a/b/c", "a/b/d", "src/x", "top", "src/deep/y"}, []string{"src/lib.go", "README"})
+	want := []string{"a/", "src/deep/", "src/x", "top"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
 func TestCapChars(t *testing.T) {
-	s := strings.Repeat("é", maxReportChars)
-	if capChars(s) != s {
-		t.Error("a report at the cap was cut")
+	s := strings.Repeat("é", maxReportChars+5)
+	got := capChars(s)
+	if !strings.HasSuffix(got, "\n[truncated at 64000 chars]") || strings.Count(got, "é") != maxReportChars {
+		t.Errorf("capChars kept %d characters", strings.Count(got, "é"))
 	}
-	got := capChars(s + "xyz")
-	want := s + "\n[truncated at 64000 chars]"
-	if got != want {
-		t.Errorf("cut report ends %q", got[len(got)-40:])
-	}
-}
-
-func TestUntrackedPaths(t *testing.T) {
-	out := []byte("?? a b.txt\x00R  new\x00old\x00 M m.txt\x00?? dir/\x00")
-	if got := untrackedPaths(out); !slices.Equal(got, []string{"a b.txt", "dir/"}) {
-		t.Errorf("got %q", got)
+	if capChars("short") != "short" {
+		t.Error("short text changed")
 	}
 }
 
-func TestFinalizeRefusesATamperedGitDir(t *testing.T) {
+func TestFinalizeWithNothingChanged(t *testing.T) {
 	r := newTestRepo(t)
 	w := open(t, r.config())
-	// bash may write the worktree's git dir: point it at a repository of
-	// its own making.
-	if out, code := bash(t, w, "git init -q fake && printf '%s\\n' \"$PWD/fake/.git\" > "+filepath.Join(r.admin, "commondir")); code != 0 {
-		t.Fatalf("tamper: exit %d: %s", code, out)
+	fin, err := w.Finalize(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := w.Finalize(t.Context()); !errors.Is(err, ErrTampered) {
-		t.Fatalf("Finalize: %v, want ErrTampered", err)
+	if len(fin.FilesChanged) != 0 || fin.DiffStat != "" || fin.Untracked != "" || len(fin.DroppedGitEntries) != 0 {
+		t.Errorf("finalization of an untouched tree: %+v", fin)
+	}
+	if out := r.git(t, r.worktree, "status", "--porcelain"); out != "" {
+		t.Errorf("host git status: %q", out)
+	}
+	_ = os.Remove(*fin.PatchPath)
+}
+
+// unsetGit starts a command that makes repositories of its own: without
+// the jail the worker's git is pointed at its repository by GIT_DIR.
+const unsetGit = "unset GIT_DIR GIT_WORK_TREE; "
+
+// TestFinalizeKeepsTheBasesOwnRepository: a directory the base commit
+// holds that has a repository's shape (a test fixture) stays while the
+// worker leaves it as checked out, and goes once the worker changed it.
+func TestFinalizeKeepsTheBasesOwnRepository(t *testing.T) {
+	for _, touch := range []bool{false, true} {
+		r := newTestRepo(t)
+		for _, f := range []string{"fixture/HEAD", "fixture/objects/keep", "fixture/refs/keep"} {
+			writeFile(t, filepath.Join(r.repo, f), "x\n")
+		}
+		r.git(t, r.repo, "add", "fixture")
+		r.git(t, r.repo, "commit", "-q", "-m", "fixture")
+		r.base = strings.TrimSpace(r.git(t, r.repo, "rev-parse", "HEAD"))
+		r.git(t, r.repo, "update-ref", "refs/heads/"+r.branch, r.base)
+		w := open(t, r.config())
+		if touch {
+			run(t, w, "echo 'ref: refs/heads/evil' > fixture/HEAD")
+		}
+		fin, err := w.Finalize(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := slices.Contains(fin.DroppedGitEntries, "fixture")
+		if moved != touch || exists(filepath.Join(r.worktree, "fixture", "HEAD")) == touch {
+			t.Errorf("touched %v: dropped %q", touch, fin.DroppedGitEntries)
+		}
+		if !touch && len(fin.FilesChanged) != 0 {
+			t.Errorf("untouched fixture: files_changed %q", fin.FilesChanged)
+		}
 	}
 }

@@ -54,6 +54,7 @@ func connects(t *testing.T, path string) bool {
 }
 
 func TestHostSocketsUnreachable(t *testing.T) {
+	requireJail(t)
 	// Sockets where host daemons put theirs: under /run (only root may
 	// plant one there), in the operator's runtime dir, and a unix
 	// DOCKER_HOST elsewhere, in a directory bash may read.
@@ -89,11 +90,11 @@ func TestHostSocketsUnreachable(t *testing.T) {
 	cfg.Env = append(cfg.Env, "DOCKER_HOST=unix://"+dockerSock, "XDG_RUNTIME_DIR="+runtimeDir)
 	w := open(t, cfg)
 	for _, sock := range socks {
-		if out, _ := bash(t, w, "python3 -c '"+connectScript+"' "+sock); !strings.HasPrefix(out, "refused:") {
+		if out, _ := run(t, w, "python3 -c '"+connectScript+"' "+sock); !strings.HasPrefix(out, "refused:") {
 			t.Errorf("connect to %s from bash: %q, want refused", sock, out)
 		}
 	}
-	if out, _ := bash(t, w, "test -e "+runtimeSock+" && echo visible || echo hidden"); out != "hidden\n" {
+	if out, _ := run(t, w, "test -e "+runtimeSock+" && echo visible || echo hidden"); out != "hidden\n" {
 		t.Errorf("socket in the runtime dir: %q, want hidden", out)
 	}
 	// The host's view is untouched.
@@ -103,7 +104,7 @@ func TestHostSocketsUnreachable(t *testing.T) {
 		}
 	}
 	// Name resolution still works with /run covered.
-	if out, code := bash(t, w, "cat /etc/resolv.conf >/dev/null && getent hosts localhost"); code != 0 {
+	if out, code := run(t, w, "cat /etc/resolv.conf >/dev/null && getent hosts localhost"); code != 0 {
 		t.Errorf("name resolution in bash: exit %d: %s", code, out)
 	}
 }

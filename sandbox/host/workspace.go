@@ -6,115 +6,122 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/fsops"
-	"github.com/dirtywork/dirtywork/sandbox/host/confine"
+	"github.com/dirtywork/dirtywork/sandbox/toolbox"
 )
 
-// Workspace is a run's worktree on the host. It implements
-// sandbox.Workspace.
+// checkoutTimeout bounds the first command in the jail: making the
+// worker's repository and checking the base tree out (a transfer of the
+// whole tree).
+const checkoutTimeout = 300 * time.Second
+
+// Workspace is a run's worktree on the host, worked on by the tool server
+// (`dirtywork toolbox`) inside the run's jail for the run's whole life. It
+// implements sandbox.Workspace; every tool call, bash included, is a call
+// to that server, as in docker mode: one protocol, one budget, one set of
+// tool tests. The host side keeps what the worker cannot forge: a watch on
+// the tree's size while a command runs, and Finalize, which reads no git
+// metadata the worker wrote.
 type Workspace struct {
+	// FileTools answers the file tools, grep and list_dir through textTool.
+	toolbox.FileTools
+
 	cfg Config
 	// worktree, commonDir and adminDir are cfg's paths, resolved.
 	worktree, commonDir, adminDir string
-	root                          *os.Root
-	fs                            *fsops.FS
-	// scratch is bash's TMPDIR, removed on Close.
-	scratch string
-	// operatorEnv is the environment Finalize's git starts from.
+	// private is the worker's repository and what it is made from.
+	private privateRepo
+	// startCommit is the commit the worker's branch starts at: the lane
+	// branch's tip when the workspace opened, which is the base commit
+	// unless a resumed run committed beyond it. Set by start.
+	startCommit string
+	git         *gitops.Git
+	jailer      jailer
+	spec        jailSpec
+	info        Info
+	// root and fs read the worktree from the host side: the size watch
+	// and Finalize.
+	root *os.Root
+	fs   *fsops.FS
+	// operatorEnv is the environment dirtywork's own git starts from.
 	operatorEnv []string
-	// bashEnv is bash's whole environment (E-38), set by bashReady.
-	bashEnv []string
-	// bashOnce settles bashEnv and the policy's python user-site rule at
-	// the first command: asking python for its user site can take longer
-	// than everything else Open does, and the first model reply comes
-	// before any command anyway.
-	bashOnce sync.Once
-	bashErr  error
-	// env and home are the operator's environment and home, for bashReady.
-	env  map[string]string
-	home string
-	// bash is bash's path on the operator's PATH, "" when there is none.
-	bash string
-	// policy is every bash command's confinement, less the command.
-	policy confine.Policy
-	info   Info
-	budget *fsops.Budget
-	git    *gitops.Git
 
-	closed    atomic.Bool
+	// ready is closed once the jail runs and the base tree is checked
+	// out in it, startErr set if that failed; proc and tb are set before.
+	ready    chan struct{}
+	startErr error
+	proc     jailProc
+	tb       *toolbox.Client
+
+	// watch measures the tree from outside while a command runs.
+	watch *sizeWatch
+	// base is the base commit's tree, read from the host repository while
+	// the worker works, for Finalize's diff.
+	base *baseTree
+	// checkedOut is the tree as the checkout left it, before the worker
+	// touched it (nil when the tree was kept: a resumed run): Finalize
+	// diffs only what changed since.
+	checkedOut treeStats
+
+	mu sync.Mutex
+	// walkPending is set after a command: the tool server is walking the
+	// tree, and the next command or writing tool takes the verdict first.
+	walkPending bool
+	// violation is the breach that ended the run, from the size watch or
+	// the tool server's budget.
+	violation *sandbox.BudgetError
+	stopped   bool // the jail is stopped: no more tool calls
+	closed    bool
 	closeOnce sync.Once
 	closeErr  error
 }
 
 var _ sandbox.Workspace = (*Workspace)(nil)
 
-// Open opens the workspace on cfg's worktree: an os.Root for the file
-// tools, a scratch dir for bash's TMPDIR, bash's environment, and bash's
-// confinement, which it tries out once so that a kernel or system that
-// cannot confine bash is refused here (ErrNoLandlock, ErrNoPrivateMounts)
-// rather than at the first command. It also measures the tree, the
-// baseline of the size budget.
+// Open prepares the run's workspace and returns at once: the worker's
+// private repository, the jail and the checkout of the base tree inside it
+// are made in the background, while the first model request is out, and
+// every tool call (and Finalize) waits for them. What the jail will be is
+// settled here, so Info is true from the start, and a jail that cannot be
+// had is refused here (ErrNoJail) unless cfg.AllowUnconfined.
 func Open(ctx context.Context, cfg Config) (*Workspace, error) {
-	w := &Workspace{cfg: cfg, git: gitops.New()}
-	opened := false
-	defer func() {
-		if !opened {
-			_ = w.Close()
-		}
-	}()
+	w := &Workspace{cfg: cfg, git: gitops.New(), ready: make(chan struct{})}
+	w.FileTools = toolbox.FileTools{Call: w.textTool}
 	if err := w.resolvePaths(); err != nil {
 		return nil, err
 	}
+	if cfg.RunDir == "" {
+		return nil, errors.New("open host workspace: no run directory given")
+	}
+	w.operatorEnv = cfg.Env
+	if w.operatorEnv == nil {
+		w.operatorEnv = os.Environ()
+	}
+	w.git.Environ = func() []string { return w.operatorEnv }
 	root, err := os.OpenRoot(w.worktree)
 	if err != nil {
 		return nil, fmt.Errorf("open worktree %s: %w", w.worktree, err)
 	}
 	w.root = root
 	w.fs = fsops.New(root, w.worktree)
-
-	w.operatorEnv = cfg.Env
-	if w.operatorEnv == nil {
-		w.operatorEnv = os.Environ()
-	}
-	w.git.Environ = func() []string { return w.operatorEnv }
-	env := envMap(w.operatorEnv)
-	home := operatorHome(cfg.Home, env)
-
-	if w.scratch, err = os.MkdirTemp(os.TempDir(), "dirtywork-scratch-"); err != nil {
-		return nil, fmt.Errorf("create bash scratch dir: %w", err)
-	}
-	resolved, err := filepath.EvalSymlinks(w.scratch)
-	if err != nil {
-		return nil, fmt.Errorf("resolve bash scratch dir %s: %w", w.scratch, err)
-	}
-	w.scratch = resolved
-	w.env, w.home = env, home
-	// python runs in the scratch dir, not in a tree the worker may have
-	// written (a resumed run's); its answer is awaited by bashReady.
-	go pythonUserSite(context.WithoutCancel(ctx), env, w.operatorEnv, w.scratch)
-	w.bash = lookPath("bash", env["PATH"])
-
-	// Confinement is tried out with every rule but the user site's, which
-	// only adds a directory to read.
-	l, err := w.layout(env, home, "")
-	if err != nil {
+	if w.private, err = newPrivateRepo(w.worktree); err != nil {
+		_ = root.Close()
 		return nil, err
 	}
-	w.policy = l.policy()
-	w.policy.Bash = w.bash
-	if err := w.setupConfinement(ctx); err != nil {
+	if err := w.chooseJail(ctx); err != nil {
+		_ = root.Close()
+		_ = w.private.remove()
 		return nil, err
 	}
-
-	w.budget = fsops.NewBudget(w.fs, fsops.Limits{MaxBytes: cfg.Limits.MaxBytes, MaxEntries: cfg.Limits.MaxEntries})
-	// The baseline walk runs while the first model request is out.
-	w.budget.StartWalk(context.WithoutCancel(ctx), false)
-	opened = true
+	w.watch = newSizeWatch(w.fs, fsops.Limits{MaxBytes: cfg.Limits.MaxBytes, MaxEntries: cfg.Limits.MaxEntries}, w.breach)
+	go w.start(context.WithoutCancel(ctx))
+	w.base = readBaseTree(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit)
 	return w, nil
 }
 
@@ -143,69 +150,197 @@ func (w *Workspace) resolvePaths() error {
 			return fmt.Errorf("%s %s is not a directory", p.name, *p.out)
 		}
 	}
+	if w.cfg.RepoRoot == "" {
+		w.cfg.RepoRoot = w.worktree
+	}
 	return nil
 }
 
+// start makes the worker's repository, starts the jail with the tool
+// server and checks the base tree out in it; ready is closed at the end,
+// startErr set if any step failed.
+func (w *Workspace) start(ctx context.Context) {
+	defer close(w.ready)
+	w.startErr = w.startJail(ctx)
+}
+
+func (w *Workspace) startJail(ctx context.Context) error {
+	env := w.operatorEnvMap()
+	home := operatorHome(w.cfg.Home, env)
+	branch := "refs/heads/" + strings.TrimPrefix(w.cfg.Branch, "refs/heads/")
+	out, err := w.git.Run(ctx, gitops.Call{Dir: w.cfg.RepoRoot, Args: []string{"rev-parse", "--verify", "-q", branch + "^{commit}"}})
+	if err != nil {
+		return fmt.Errorf("read the lane's branch %s: %w", branch, err)
+	}
+	w.startCommit = strings.TrimSpace(string(out))
+	// The pack and python's user site are asked for at once: both take
+	// tens of milliseconds, and the jail needs both.
+	var packErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		packErr = w.private.fillBase(ctx, w.git, w.cfg.RepoRoot, w.startCommit, w.cfg.WithHistory)
+		w.trace("host_pack")
+	})
+	site := pythonUserSite(ctx, env, w.operatorEnv, w.private.dir, w.cfg.UserSiteCache)
+	w.trace("host_user_site")
+	wg.Wait()
+	if packErr != nil {
+		return packErr
+	}
+	w.spec = w.jailSpec(env, home, site)
+	proc, err := w.jailer.Start(ctx, w.spec)
+	if err != nil {
+		return fmt.Errorf("start the jail: %w", err)
+	}
+	w.trace("host_jail")
+	w.proc = proc
+	if w.cfg.OnJailStarted != nil {
+		w.cfg.OnJailStarted(proc.Info())
+	}
+	w.tb = toolbox.NewClient(proc.Stdout(), proc.Stdin())
+	hello, err := w.tb.Hello(ctx, w.cfg.Limits)
+	if err != nil {
+		return fmt.Errorf("start the tool server in the jail: %w", err)
+	}
+	w.trace("host_hello")
+	if hello.Dumpable {
+		return errors.New("the tool server in the jail is dumpable: the worker could take it over")
+	}
+	script, err := w.private.script(strings.TrimPrefix(w.cfg.Branch, "refs/heads/"), w.startCommit, !w.cfg.WithHistory, !w.cfg.KeepTree)
+	if err != nil {
+		return err
+	}
+	res, err := w.tb.Bash(ctx, script, checkoutTimeout)
+	if err != nil {
+		return fmt.Errorf("check out the base tree in the jail: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("check out the base tree in the jail: exit %d (timed out %v): %s",
+			res.ExitCode, res.TimedOut, truncate(res.Output+res.LaunchError, 500))
+	}
+	w.trace("host_checkout")
+	if !w.cfg.KeepTree {
+		// Before any tool call: nothing of the worker's is there yet.
+		if stats, err := statTree(w.root); err == nil {
+			w.checkedOut = stats
+		}
+		w.trace("host_stat")
+	}
+	return nil
+}
+
+// trace tells cfg.Trace that phase ended.
+func (w *Workspace) trace(phase string) {
+	if w.cfg.Trace != nil {
+		w.cfg.Trace(phase)
+	}
+}
+
+// operatorEnvMap is the operator's environment as a map.
+func (w *Workspace) operatorEnvMap() map[string]string { return envMap(w.operatorEnv) }
+
 // DisplayRoot is the worktree's resolved path, where the model is told its
-// files are.
+// files are (the jail shows the tree at the same path).
 func (w *Workspace) DisplayRoot() string { return w.worktree }
 
-// Info reports bash's confinement, for run_start and a warning on stderr.
+// Info is run_start's sandbox object: the jail's layers and the limits.
 func (w *Workspace) Info() Info { return w.info }
 
-// ScratchDir is bash's TMPDIR, removed on Close.
-func (w *Workspace) ScratchDir() string { return w.scratch }
+// client is the tool server once the jail runs, or the error that ends
+// the run: a start that failed, a breach, a stopped workspace.
+func (w *Workspace) client(ctx context.Context) (*toolbox.Client, error) {
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if w.startErr != nil {
+		return nil, &sandbox.SandboxError{Op: "start the host sandbox", Err: w.startErr}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.violation != nil {
+		return nil, w.violation
+	}
+	if w.stopped || w.closed {
+		return nil, &sandbox.SandboxError{Op: "host sandbox", Err: ErrClosed}
+	}
+	return w.tb, nil
+}
 
-// Close releases the root and removes the scratch dir. It is idempotent.
+// breach records a breach the size watch found and kills the jail: the
+// command that grew the tree dies with it, and the run ends
+// budget_exceeded with the tree kept.
+func (w *Workspace) breach(reason string) {
+	w.mu.Lock()
+	if w.violation == nil {
+		w.violation = &sandbox.BudgetError{Reason: reason}
+	}
+	proc := w.proc
+	w.mu.Unlock()
+	if proc != nil {
+		_ = proc.Kill()
+	}
+}
+
+// currentViolation is the breach recorded, if any.
+func (w *Workspace) currentViolation() *sandbox.BudgetError {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.violation
+}
+
+// stopJail ends the tool server and the jail; nothing the worker started
+// outlives it. Idempotent.
+func (w *Workspace) stopJail() {
+	w.mu.Lock()
+	already := w.stopped
+	w.stopped = true
+	w.mu.Unlock()
+	if already {
+		return
+	}
+	<-w.ready // the start is over: proc and tb are settled
+	if w.tb != nil {
+		_ = w.tb.Close() // shutdown; the jail's end follows
+	}
+	if w.proc != nil {
+		_ = w.proc.Kill()
+		_ = w.proc.Wait()
+	}
+}
+
+// Close stops the jail, removes the worker's private repository and
+// releases the root. Idempotent.
 func (w *Workspace) Close() error {
 	w.closeOnce.Do(func() {
-		w.closed.Store(true)
-		// A background walk reads through the root: let it end first. What
-		// it found no longer matters.
-		if w.budget != nil {
-			_ = w.budget.Settle(context.Background())
-		}
+		w.watch.stop()
+		w.stopJail()
+		w.mu.Lock()
+		w.closed = true
+		w.mu.Unlock()
 		var errs []error
-		if w.root != nil {
-			if err := w.root.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("close worktree root: %w", err))
-			}
+		if err := w.private.remove(); err != nil {
+			errs = append(errs, err)
 		}
-		if w.scratch != "" {
-			if err := removeAll(w.scratch); err != nil {
-				errs = append(errs, fmt.Errorf("remove scratch dir %s: %w", w.scratch, err))
-			}
+		if err := w.root.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close worktree root: %w", err))
 		}
 		w.closeErr = errors.Join(errs...)
 	})
 	return w.closeErr
 }
 
-// usable refuses work on a closed workspace or with an ended context.
-func (w *Workspace) usable(ctx context.Context) error {
-	if w.closed.Load() {
-		return &sandbox.SandboxError{Op: "host workspace", Err: ErrClosed}
+// truncate cuts s to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return w.budget.Settle(ctx)
-}
-
-// readable is usable for a tool that only reads: it does not wait for a
-// budget walk under way (see budget), but reports a breach already found.
-func (w *Workspace) readable(ctx context.Context) error {
-	if w.closed.Load() {
-		return &sandbox.SandboxError{Op: "host workspace", Err: ErrClosed}
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return w.budget.Verdict()
+	return s
 }
 
 // removeAll removes dir like os.RemoveAll, first making writable the
-// directories bash may have made read-only (a Go module cache does).
+// directories the worker may have made read-only (a Go module cache does).
 func removeAll(dir string) error {
 	if err := os.RemoveAll(dir); err == nil {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestOpenRefusesBadConfig(t *testing.T) {
@@ -16,8 +17,7 @@ func TestOpenRefusesBadConfig(t *testing.T) {
 	}{
 		{"missing worktree", func(c *Config) { c.Worktree = filepath.Join(r.home, "nope") }, "resolve worktree"},
 		{"no common dir", func(c *Config) { c.CommonDir = "" }, "no common git dir given"},
-		{"commit without a branch", func(c *Config) { c.AllowCommit, c.Branch = true, "" }, "invalid branch"},
-		{"branch escaping refs", func(c *Config) { c.AllowCommit, c.Branch = true, "../../config" }, "invalid branch"},
+		{"no run dir", func(c *Config) { c.RunDir = "" }, "no run directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := r.config()
@@ -34,20 +34,77 @@ func TestOpenRefusesBadConfig(t *testing.T) {
 	}
 }
 
-func TestDisplayRootIsTheResolvedWorktree(t *testing.T) {
+func TestCheckoutHappensInTheJail(t *testing.T) {
 	r := newTestRepo(t)
-	cfg := r.config()
-	link := filepath.Join(t.TempDir(), "link")
-	if err := os.Symlink(r.worktree, link); err != nil {
+	w, err := Open(t.Context(), r.config())
+	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Worktree = link
-	w := open(t, cfg)
-	want, _ := filepath.EvalSymlinks(r.worktree)
-	if w.DisplayRoot() != want {
-		t.Errorf("DisplayRoot = %s, want %s", w.DisplayRoot(), want)
+	defer func() { _ = w.Close() }()
+	// The first tool call waits for the checkout.
+	got, err := w.ReadFile(t.Context(), "tracked.txt", 0, 10)
+	if err != nil || !strings.Contains(got, "one") {
+		t.Fatalf("read_file = %q, %v", got, err)
 	}
-	if out, _ := bash(t, w, "pwd -P"); strings.TrimSpace(out) != want {
-		t.Errorf("bash runs in %q, want %s", out, want)
+	if readFile(t, filepath.Join(r.worktree, "src", "lib.go")) != "package lib\n" {
+		t.Error("the base tree is not in the worktree")
+	}
+	res := bash(t, w, "git log --format=%H%n%s && git status --porcelain && git rev-parse --git-dir && git rev-parse --abbrev-ref HEAD")
+	lines := strings.Split(strings.TrimSpace(res.Output), "\n")
+	if res.ExitCode != 0 || len(lines) != 4 || lines[0] != r.base || lines[1] != "initial" ||
+		lines[2] != w.private.gitDir || lines[3] != r.branch {
+		t.Errorf("the worker's repository: %d %q", res.ExitCode, res.Output)
+	}
+	dir := w.private.dir
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if exists(dir) {
+		t.Error("Close left the worker's repository")
+	}
+}
+
+func TestOpenReturnsBeforeTheJailIsUp(t *testing.T) {
+	r := newTestRepo(t)
+	start := time.Now()
+	w, err := Open(t.Context(), r.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := time.Since(start)
+	defer func() { _ = w.Close() }()
+	if w.DisplayRoot() != r.worktree {
+		t.Errorf("DisplayRoot %q", w.DisplayRoot())
+	}
+	if _, err := w.ListDir(t.Context(), "."); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Open took %v, the first call %v", opened, time.Since(start))
+	if _, err := os.Stat(filepath.Join(w.private.gitDir, "HEAD")); err != nil {
+		t.Errorf("no private repository: %v", err)
+	}
+}
+
+func TestWithHistoryGivesTheWholeHistory(t *testing.T) {
+	r := newTestRepo(t)
+	writeFile(t, filepath.Join(r.repo, "second.txt"), "2\n")
+	r.git(t, r.repo, "add", "second.txt")
+	r.git(t, r.repo, "commit", "-q", "-m", "second")
+	r.base = strings.TrimSpace(r.git(t, r.repo, "rev-parse", "HEAD"))
+	r.git(t, r.repo, "update-ref", "refs/heads/"+r.branch, r.base)
+	for _, history := range []bool{false, true} {
+		cfg := r.config()
+		cfg.WithHistory = history
+		cfg.RunDir = t.TempDir()
+		w := open(t, cfg)
+		out, code := run(t, w, "git log --format=%s | tr '\\n' ' '")
+		want := "second "
+		if history {
+			want = "second initial "
+		}
+		if code != 0 || out != want {
+			t.Errorf("with history %v: log %q (exit %d), want %q", history, out, code, want)
+		}
+		_ = w.Close()
 	}
 }

@@ -36,6 +36,8 @@ func main() {
 	flag.BoolVar(&verbose, "v", false, "print each run's phase timings")
 	flag.StringVar(&fixtureDir, "fixture", "", "keep the generated repository in this directory and reuse it when it is there")
 	sandboxFlag := flag.String("sandbox", "none", "sandbox to measure: none (host) or docker")
+	flag.DurationVar(&modelDelay, "model-delay", 0, "how long the scripted model takes for each reply (e.g. 500ms)")
+	flag.BoolVar(&freshHome, "fresh-home", false, "give every run a DIRTYWORK_HOME of its own (no warm-up run)")
 	image := flag.String("image", "dirtywork-worker:dev", "worker image for -sandbox docker")
 	flag.Parse()
 	sandboxArgs = []string{"--sandbox", *sandboxFlag}
@@ -57,9 +59,18 @@ var verbose bool
 // fixtureDir, when set, keeps the generated repository for later runs.
 var fixtureDir string
 
+// modelDelay is how long each scripted reply takes before its first byte.
+var modelDelay time.Duration
+
+// freshHome gives each run a new DIRTYWORK_HOME.
+var freshHome bool
+
 // sample is one run's figures.
 type sample struct {
 	whole, first, after time.Duration
+	// model is the time the model spent on requests (arrival to the end
+	// of the reply), harness the rest of the whole run.
+	model, harness time.Duration
 	// resets counts the run's sandbox_reset events: there must be none.
 	resets int
 	// checkout is when the lane (worktree checkout included) was ready;
@@ -79,6 +90,9 @@ func run(files, runs int, scenarioPath, bin string) error {
 	script, err := scripted.ParseScript(data)
 	if err != nil {
 		return err
+	}
+	for i := range script.Turns {
+		script.Turns[i].DelayMS = int(modelDelay / time.Millisecond)
 	}
 	work, err := os.MkdirTemp("", "dirtywork-perf-")
 	if err != nil {
@@ -108,8 +122,20 @@ func run(files, runs int, scenarioPath, bin string) error {
 	}
 
 	var samples []sample
+	if !freshHome {
+		// One home for every run, as an operator has, warmed by a run
+		// that is not measured: what dirtywork keeps across runs (the
+		// jail's probe, python's user site) is then in place.
+		if _, err := measure(bin, repo, filepath.Join(work, "home"), script); err != nil {
+			return fmt.Errorf("warm-up run: %w", err)
+		}
+	}
 	for i := range runs {
-		s, err := measure(bin, repo, filepath.Join(work, fmt.Sprintf("home%d", i)), script)
+		home := filepath.Join(work, "home")
+		if freshHome {
+			home = filepath.Join(work, fmt.Sprintf("home%d", i))
+		}
+		s, err := measure(bin, repo, home, script)
 		if err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
@@ -183,6 +209,10 @@ func measure(bin, repo, home string, script scripted.Script) (sample, error) {
 			"last reply", float64(chats[len(chats)-1].Done.Sub(start).Microseconds())/1000,
 			"exit", float64(end.Sub(start).Microseconds())/1000)
 	}
+	for _, c := range chats {
+		s.model += c.Done.Sub(c.Time)
+	}
+	s.harness = s.whole - s.model
 	for k := 1; k < len(chats); k++ {
 		tool := "?"
 		if t := script.Turns[k-1]; len(t.ToolCalls) > 0 {
@@ -214,6 +244,8 @@ func report(files int, samples []sample) {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 	fmt.Printf("%s, %d files, medians of %d runs\n", strings.Join(sandboxArgs, " "), files, len(samples))
 	fmt.Printf("  whole run              %s\n", ms(pick(func(s sample) time.Duration { return s.whole })))
+	fmt.Printf("  model time             %s\n", ms(pick(func(s sample) time.Duration { return s.model })))
+	fmt.Printf("  harness (whole-model)  %s\n", ms(pick(func(s sample) time.Duration { return s.harness })))
 	fmt.Printf("  to first model request %s\n", ms(pick(func(s sample) time.Duration { return s.first })))
 	fmt.Printf("    worktree ready at    %s (lane opened, checkout included)\n", ms(pick(func(s sample) time.Duration { return s.checkout })))
 	fmt.Printf("    then first request   %s\n", ms(pick(func(s sample) time.Duration { return s.afterCheckout })))

@@ -1,0 +1,62 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"github.com/dirtywork/dirtywork/gitops"
+)
+
+// maxBaseBytes bounds the base blobs kept in memory from the start of a
+// run to its end; a larger base is read again by Finalize.
+const maxBaseBytes = 512 << 20
+
+// baseTreeDelay is how long the read of the base tree waits before it
+// starts, so that it does not compete with the jail's start and the first
+// request for the CPU.
+const baseTreeDelay = 200 * time.Millisecond
+
+// baseTree is the base commit's tree, read from the host repository in
+// the background (operator content only) so that Finalize need not wait
+// for it after the last reply.
+type baseTree struct {
+	done  chan struct{}
+	blobs []gitops.TreeBlob // set when done; nil when not kept
+	err   error
+}
+
+// readBaseTree starts reading commit's tree from repoRoot.
+func readBaseTree(g *gitops.Git, repoRoot, commit string) *baseTree {
+	b := &baseTree{done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		time.Sleep(baseTreeDelay)
+		blobs, err := g.TreeBlobs(context.Background(), repoRoot, commit)
+		if err != nil {
+			b.err = err
+			return
+		}
+		var size int64
+		for _, f := range blobs {
+			size += int64(len(f.Blob))
+		}
+		if size <= maxBaseBytes {
+			b.blobs = blobs
+		}
+	}()
+	return b
+}
+
+// baseBlobs is the base commit's tree: the one read meanwhile, else read
+// now.
+func (w *Workspace) baseBlobs(ctx context.Context) ([]gitops.TreeBlob, error) {
+	select {
+	case <-w.base.done:
+		if w.base.err == nil && w.base.blobs != nil {
+			return w.base.blobs, nil
+		}
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return w.git.TreeBlobs(ctx, w.cfg.RepoRoot, w.cfg.BaseCommit)
+}
