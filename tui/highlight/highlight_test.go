@@ -34,7 +34,7 @@ func TestPlainWhenUnknownOrOff(t *testing.T) {
 	if out := New("monokai").Lines("file.unknown-ext-xyz", in); out[0] != in[0] {
 		t.Fatalf("unknown language coloured: %q", out[0])
 	}
-	var none *Highlighter = New("")
+	none := New("")
 	if out := none.Lines("x.go", in); out[0] != in[0] {
 		t.Fatal("no-colour highlighter coloured")
 	}
