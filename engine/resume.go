@@ -138,6 +138,13 @@ func (r *Runner) prepareResume(ctx context.Context, req ResumeRequest) (*prepare
 	spec.Task = ResumeTask(prior.Task, prior.Status, prior.Turns, fb, tail)
 
 	p, err := r.preflight(ctx, spec)
+	var pe *PreflightError
+	if errors.As(err, &pe) && strings.Contains(pe.Hint, hostModeHint) {
+		// The sandbox mode is the resumed run's: host mode is no way out.
+		hint := strings.TrimRight(strings.ReplaceAll(pe.Hint, hostModeHint, ""), " ,;")
+		hint = strings.TrimRight(strings.TrimSuffix(hint, " or"), " ,;")
+		pe.Hint = hint + " (a docker run is resumed in the docker sandbox)"
+	}
 	if err != nil {
 		return nil, err
 	}

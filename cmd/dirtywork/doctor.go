@@ -79,7 +79,7 @@ func newDoctorCmd(io *streams) *cobra.Command {
   model server   the server at --base-url (as run resolves it) and the models it serves;
                  with --model (or DIRTYWORK_MODEL, or the config file), whether it is loaded
   runs           the runs root: a private directory of this user, and how many runs it holds
-  orphans        what crashed runs left behind (worktrees, containers, volumes)
+  orphans        what runs reconcile --dry-run finds: crashed runs and their leftovers
 
 Exit 0 when nothing failed (warnings allowed), 1 when a check failed, 2 for a
 usage error. --json prints {"ok", "checks": [{name, status (ok|warn|fail|skipped),
@@ -397,63 +397,56 @@ func checkRuns(ctx context.Context) []check {
 	}
 	c.Detail = fmt.Sprintf("%s: %d run(s), %d alive", root, len(list), alive)
 	c.Data = map[string]any{"root": root, "runs": len(list), "alive": alive}
-	return []check{c, checkOrphans(list)}
-}
-
-// orphan is a crashed run and what it left.
-type orphan struct {
-	Slug string   `json:"slug"`
-	Left []string `json:"left"`
-}
-
-// checkOrphans lists the crashed runs (running, not alive) and what of
-// them is still there.
-func checkOrphans(list []*runs.Run) check {
-	c := check{Name: "orphans"}
-	var found []orphan
-	for _, r := range list {
-		if !r.Crashed() {
-			continue
-		}
-		o := orphan{Slug: r.Slug, Left: []string{}}
-		if l := r.Leftovers; l != nil {
-			if l.Worktree == runs.Present {
-				o.Left = append(o.Left, "worktree")
-			}
-			if l.Branch == runs.Present {
-				o.Left = append(o.Left, "branch")
-			}
-			if l.Container != "" {
-				o.Left = append(o.Left, "container ("+l.Container+")")
-			}
-			if l.Volume == runs.Present {
-				o.Left = append(o.Left, "volume")
-			}
-			o.Left = append(o.Left, l.OtherObjects...)
-		}
-		found = append(found, o)
+	rep, err := store.Reconcile(cctx, runs.ReconcileOptions{DryRun: true})
+	if err != nil {
+		orphans.Status, orphans.Problem = checkFail, "reconcile --dry-run: "+err.Error()
+		return []check{c, orphans}
 	}
-	c.Data = map[string]any{"orphans": nonNilOrphans(found)}
-	if len(found) == 0 {
-		c.Status, c.Detail = checkOK, "no crashed run left anything"
+	return []check{c, checkOrphans(rep)}
+}
+
+// checkOrphans is what a dry-run reconcile found: crashed runs and their
+// leftovers, objects and directories no run accounts for.
+func checkOrphans(rep *runs.ReconcileReport) check {
+	c := check{Name: "orphans", Data: map[string]any{"orphans": rep.Orphans, "failed": rep.Failed}}
+	if len(rep.Orphans) == 0 && len(rep.Failed) == 0 {
+		c.Status, c.Detail = checkOK, "nothing left behind"
 		return c
 	}
-	var names []string
-	for _, o := range found {
-		names = append(names, o.Slug)
+	var clean, report []string
+	for _, o := range rep.Orphans {
+		item := o.Kind + " " + o.Name
+		if o.Action == "report" {
+			report = append(report, item)
+		} else {
+			clean = append(clean, item)
+		}
 	}
 	c.Status = checkWarn
-	c.Detail = fmt.Sprintf("%d crashed run(s): %s", len(found), strings.Join(names, ", "))
-	c.Problem = "runs whose process died keep their worktrees, branches, containers and volumes"
-	c.Fix = "review them (dirtywork runs show <slug>), then dirtywork runs clean <slug> --force: unmerged work is parked, never deleted"
-	return c
-}
-
-func nonNilOrphans(o []orphan) []orphan {
-	if o == nil {
-		return []orphan{}
+	var parts []string
+	if len(clean) > 0 {
+		parts = append(parts, fmt.Sprintf("%d to clean up: %s", len(clean), strings.Join(clean, ", ")))
 	}
-	return o
+	if len(report) > 0 {
+		parts = append(parts, fmt.Sprintf("%d to look at: %s", len(report), strings.Join(report, ", ")))
+	}
+	c.Detail = strings.Join(parts, "; ")
+	var fixes []string
+	if len(clean) > 0 {
+		c.Problem = "crashes left worktrees, branches, containers or volumes behind"
+		fixes = append(fixes, "dirtywork runs reconcile (work is parked under refs/dirtywork/parked/<slug>, never deleted)")
+	}
+	if len(report) > 0 {
+		if c.Problem == "" {
+			c.Problem = "things no run accounts for"
+		}
+		fixes = append(fixes, "dirtywork runs reconcile --dry-run says what each of the others is and what to do with it")
+	}
+	if len(rep.Failed) > 0 {
+		c.Problem = strings.TrimPrefix(c.Problem+"; could not look at: "+strings.Join(rep.Failed, "; "), "; ")
+	}
+	c.Fix = strings.Join(fixes, "; ")
+	return c
 }
 
 func ownerOf(fi fs.FileInfo) int {

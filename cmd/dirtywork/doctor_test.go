@@ -72,11 +72,15 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("runs: %+v", c)
 	}
 	o := checks["orphans"]
-	if o.Status != checkWarn || !strings.Contains(o.Detail, crashed) || !strings.Contains(o.Fix, "runs clean") {
+	if o.Status != checkWarn || !strings.Contains(o.Detail, "crashed-run "+crashed) || !strings.Contains(o.Fix, "dirtywork runs reconcile") {
 		t.Errorf("orphans: %+v", o)
 	}
-	if data, _ := json.Marshal(o.Data); string(data) != `{"orphans":[{"left":["worktree","branch"],"slug":"`+crashed+`"}]}` {
+	if data, _ := json.Marshal(o.Data); !strings.Contains(string(data), `"kind":"crashed-run"`) || !strings.Contains(string(data), `"name":"`+crashed+`"`) {
 		t.Errorf("orphans data %s", data)
+	}
+	// A dry run: the crashed run is still there, as it was.
+	if _, err := os.Stat(filepath.Join(e.repo, ".worktrees", "dw-"+crashed)); err != nil {
+		t.Errorf("doctor changed something: %v", err)
 	}
 
 	// A model that is not loaded, and a server that is not there.

@@ -54,6 +54,7 @@ status, 2 refused with nothing created and the resumed run untouched).`,
 			if err != nil {
 				return err
 			}
+			spec.ResumedFrom = &args[0] // marks the refusals as a resume's
 			parent, child := detachMode(c)
 			if parent {
 				return startDetached(c.Context(), io)

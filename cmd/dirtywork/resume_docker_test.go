@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -46,7 +47,7 @@ func (d *dockerRun) cleanupRun(slug string) {
 			"/containers/dw-" + slug + "?force=1", "/containers/dw-" + slug + "-export?force=1",
 			"/volumes/dw-" + slug + "-work?force=1", "/volumes/dw-" + slug + "-tools?force=1",
 		} {
-			_, _, _ = engineRequest(d.t.Context(), http.MethodDelete, path)
+			_, _, _ = engineRequest(context.WithoutCancel(d.t.Context()), http.MethodDelete, path)
 		}
 	})
 }

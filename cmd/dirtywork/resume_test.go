@@ -180,6 +180,8 @@ func TestResumeRefusals(t *testing.T) {
 	e.record(foreign, full(foreign, map[string]any{"worktree": plain}))
 	badBase := "badbase-0101000000-00000005"
 	e.record(badBase, full(badBase, map[string]any{"base_commit": strings.Repeat("e", 40)}))
+	dockerRun := "docker-0101000000-00000007"
+	e.record(dockerRun, full(dockerRun, map[string]any{"sandbox": "docker"}))
 	live := "live-0101000000-00000006"
 	liveDir := e.record(live, full(live, nil))
 	lock, err := transcript.AcquireLiveness(liveDir)
@@ -223,6 +225,7 @@ func TestResumeRefusals(t *testing.T) {
 		{"completed without feedback", []string{doneSlug}, "run '" + doneSlug + "' completed; resuming it needs reviewer feedback", nil},
 		{"base not a commit", []string{badBase}, "its base commit " + strings.Repeat("e", 40) + " is not a commit", nil},
 		{"carried flag", []string{stoppedSlug, "--repo", e.repo}, "unknown flag: --repo", nil},
+		{"docker preflight", []string{dockerRun}, "(a docker run is resumed in the docker sandbox)", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

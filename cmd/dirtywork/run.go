@@ -295,6 +295,9 @@ func refusalError(err error, spec engine.Spec, unsent string) error {
 // command that builds it, which only the command line knows.
 func preflightHint(pe *engine.PreflightError, spec engine.Spec) string {
 	if errors.Is(pe, docker.ErrImageMissing) {
+		if spec.ResumedFrom != nil {
+			return pe.Hint // a resume keeps its image (run.json's) and its sandbox mode
+		}
 		return imageMissingHint(spec.Docker.Image) + "; or run with --sandbox none (host mode)"
 	}
 	return pe.Hint

@@ -92,6 +92,11 @@ func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Durat
 		return res, nil
 	}
 	w.wd.bashBegin()
+	if pause.Armed(pause.MidBash) {
+		// The announcement goes out while the command runs: the test
+		// kills the process in the middle of it.
+		go pause.At(pause.MidBash)
+	}
 	reply, err := s.tb.Bash(ctx, command, timeout)
 	w.wd.bashEnd()
 	if err != nil {

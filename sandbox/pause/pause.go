@@ -34,7 +34,7 @@ const (
 	Transcript = "transcript" // the transcript exists, run_start not yet written
 	Volume     = "volume"     // the docker volumes exist, no container yet
 	Container  = "container"  // the worker container runs
-	MidBash    = "mid-bash"   // a bash command runs in the sandbox
+	MidBash    = "mid-bash"   // a worker's bash command is on its way (announced, the process goes on)
 	MidWrite   = "mid-write"  // a file was written in the sandbox only
 	MidExport  = "mid-export" // part of the tree has reached the worktree
 	Stash      = "stash"      // a resume moved the prior work aside, before its export

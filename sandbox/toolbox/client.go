@@ -7,8 +7,6 @@ import (
 	"io"
 	"sync"
 	"time"
-
-	"github.com/dirtywork/dirtywork/sandbox/pause"
 )
 
 // Default deadlines of a call (the sandbox contract's C-2).
@@ -193,9 +191,6 @@ func (c *Client) call(ctx context.Context, kind string, args any, timeout time.D
 	defer timer.Stop()
 	select {
 	case c.queue <- frame:
-		if kind == "bash" {
-			pause.At(pause.MidBash) // the command goes to the server, which runs it
-		}
 	case r := <-ca.ch: // the client broke (or a server answered early)
 		return c.finish(ca, r)
 	case <-ctx.Done():

@@ -1,0 +1,337 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dirtywork/dirtywork/engine/provider"
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/transcript"
+)
+
+// exportingDocker is a fake docker workspace whose Finalize runs export
+// on the lane, as the real export writes the container's tree into it.
+type exportingDocker struct {
+	fakeDocker
+	export func(lane string) (sandbox.Finalization, error)
+}
+
+func (w *exportingDocker) Finalize(context.Context) (sandbox.Finalization, error) {
+	w.finalize++
+	return w.export(w.cfg.Worktree)
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func writeIn(t *testing.T, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// priorDockerRun makes a docker run that ended completed with prior.txt
+// exported into its lane, and returns the runner and the run's payload.
+func priorDockerRun(t *testing.T) (*Runner, *Payload, *dockerOpener) {
+	t.Helper()
+	repo := dockerRepo(t)
+	op := &dockerOpener{}
+	prov := &scriptedProvider{}
+	r, _ := dockerRunner(t, prov, op.open)
+	op.export = func(lane string) (sandbox.Finalization, error) {
+		writeIn(t, lane, "app.txt", "one\n")
+		writeIn(t, lane, "prior.txt", "prior work\n")
+		return sandbox.Finalization{ExportStatus: "ok", FilesChanged: []string{"prior.txt"}}, nil
+	}
+	spec := dockerSpec(repo)
+	spec.Docker.Setup = ""
+	p, err := r.Run(t.Context(), spec)
+	if err != nil || p.Status != StatusCompleted {
+		t.Fatalf("prior run: %+v %v", p, err)
+	}
+	return r, p, op
+}
+
+// scriptedProvider finishes every run at its first turn.
+type scriptedProvider struct{ fakeProvider }
+
+func (*scriptedProvider) Chat(context.Context, provider.Request) (provider.Response, error) {
+	return calls(call("f", "finish", `{"summary":"done"}`)), nil
+}
+
+// dockerOpener opens exportingDockers and keeps the last one.
+type dockerOpener struct {
+	ws      *exportingDocker
+	export  func(lane string) (sandbox.Finalization, error)
+	openErr error
+}
+
+func (o *dockerOpener) open(_ context.Context, cfg docker.WorkspaceConfig) (dockerWorkspace, error) {
+	if o.openErr != nil {
+		return nil, o.openErr
+	}
+	o.ws = &exportingDocker{fakeDocker: fakeDocker{cfg: cfg}, export: o.export}
+	return o.ws, nil
+}
+
+func resumeReq(slug string) ResumeRequest {
+	spec := dockerSpec("")
+	spec.Docker.Setup = ""
+	return ResumeRequest{Target: slug, Feedback: "more", HasFeedback: true, Spec: spec}
+}
+
+// TestDockerResumeStashesThePriorWorkAroundTheExport: RE-8 and RE-9. The
+// container is told it resumes (seed, no baseline); at the export the
+// lane holds only .git and the prior work sits in the stash; a done export
+// removes the stash, every other outcome puts the prior work back.
+func TestDockerResumeStashesThePriorWorkAroundTheExport(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		export func(t *testing.T, lane string) (sandbox.Finalization, error)
+		want   []string // the lane's entries afterwards
+		status string
+	}{
+		{"done", func(t *testing.T, lane string) (sandbox.Finalization, error) {
+			writeIn(t, lane, "app.txt", "one\n")
+			writeIn(t, lane, "prior.txt", "prior work\n")
+			writeIn(t, lane, "new.txt", "new work\n")
+			return sandbox.Finalization{ExportStatus: "ok"}, nil
+		}, []string{".git", "app.txt", "new.txt", "prior.txt"}, StatusCompleted},
+		{"failed", func(t *testing.T, lane string) (sandbox.Finalization, error) {
+			writeIn(t, lane, "half.txt", "part of a refused tree\n")
+			return sandbox.Finalization{ExportStatus: "export_failed: too many files"}, nil
+		}, []string{".git", "app.txt", "prior.txt"}, StatusExportFailed},
+		{"error", func(*testing.T, string) (sandbox.Finalization, error) {
+			return sandbox.Finalization{}, errors.New("the daemon went away")
+		}, []string{".git", "app.txt", "prior.txt"}, StatusExportFailed},
+		{"panic", func(*testing.T, string) (sandbox.Finalization, error) {
+			panic("export blew up")
+		}, []string{".git", "app.txt", "prior.txt"}, StatusExportFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, prior, op := priorDockerRun(t)
+			wt := prior.Worktree
+			var sawStash, sawLane []string
+			op.export = func(lane string) (sandbox.Finalization, error) {
+				sawLane = names(t, lane)
+				stashes, _ := filepath.Glob(lane + PreResumeMarker + "*")
+				if len(stashes) == 1 {
+					sawStash = names(t, stashes[0])
+				}
+				return tc.export(t, lane)
+			}
+			p, err := r.Resume(t.Context(), resumeReq(filepath.Base(prior.RunDir)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Status != tc.status || p.Worktree != wt || *p.ResumedFrom != filepath.Base(prior.RunDir) {
+				t.Fatalf("payload %+v", p)
+			}
+			cfg := op.ws.cfg
+			if !cfg.Resume || cfg.Worktree != wt || cfg.Branch != prior.Branch || cfg.BaseCommit != prior.BaseCommit {
+				t.Fatalf("workspace config %+v", cfg)
+			}
+			if !slices.Equal(sawLane, []string{".git"}) || !slices.Equal(sawStash, []string{"app.txt", "prior.txt"}) {
+				t.Fatalf("at the export the lane held %v and the stash %v", sawLane, sawStash)
+			}
+			if got := names(t, wt); !slices.Equal(got, tc.want) {
+				t.Fatalf("the lane afterwards: %v, want %v", got, tc.want)
+			}
+			if data, _ := os.ReadFile(filepath.Join(wt, "prior.txt")); string(data) != "prior work\n" {
+				t.Fatalf("prior.txt = %q", data)
+			}
+			if stashes, _ := filepath.Glob(wt + PreResumeMarker + "*"); len(stashes) != 0 {
+				t.Fatalf("stash left: %v", stashes)
+			}
+		})
+	}
+}
+
+// TestDockerResumeNeverUsesSomeoneElsesStash: when the stash's name is
+// taken, nothing is moved and the export meets the prior work in the lane
+// (the real export refuses a lane that is not empty).
+func TestDockerResumeNeverUsesSomeoneElsesStash(t *testing.T) {
+	r, prior, op := priorDockerRun(t)
+	wt := prior.Worktree
+	var sawLane []string
+	op.export = func(lane string) (sandbox.Finalization, error) {
+		sawLane = names(t, lane)
+		return sandbox.Finalization{ExportStatus: "export_failed: worktree not empty"}, nil
+	}
+	// The stash's name becomes known once the run exists; make it taken
+	// right then, as a stranger racing the resume would.
+	r.OnStarted = func(s Started) {
+		if err := os.Mkdir(wt+PreResumeMarker+s.Slug, 0o700); err != nil {
+			t.Error(err)
+		}
+		writeIn(t, wt+PreResumeMarker+s.Slug, "theirs.txt", "not ours\n")
+	}
+	p, err := r.Resume(t.Context(), resumeReq(filepath.Base(prior.RunDir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != StatusExportFailed || !slices.Equal(sawLane, []string{".git", "app.txt", "prior.txt"}) {
+		t.Fatalf("status %s, lane at the export %v", p.Status, sawLane)
+	}
+	if got := names(t, wt+PreResumeMarker+filepath.Base(p.RunDir)); !slices.Equal(got, []string{"theirs.txt"}) {
+		t.Fatalf("the stranger's directory now holds %v", got)
+	}
+}
+
+// TestResumeSetupFailureKeepsTheWorktree: RE-6. A resume whose sandbox
+// cannot start ends as sandbox_error and never removes the worktree or the
+// branch, which are the prior run's.
+func TestResumeSetupFailureKeepsTheWorktree(t *testing.T) {
+	r, prior, op := priorDockerRun(t)
+	op.openErr = &sandbox.SandboxError{Op: "start the docker sandbox", Err: errors.New("no space left on device")}
+	p, err := r.Resume(t.Context(), resumeReq(filepath.Base(prior.RunDir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != StatusSandboxError {
+		t.Fatalf("payload %+v", p)
+	}
+	if got := names(t, prior.Worktree); !slices.Equal(got, []string{".git", "app.txt", "prior.txt"}) {
+		t.Fatalf("the worktree after a failed resume: %v", got)
+	}
+	out, err := isolatedGit(prior.Worktree, "rev-parse", "--abbrev-ref", "HEAD").Output()
+	if err != nil || strings.TrimSpace(string(out)) != prior.Branch {
+		t.Fatalf("the branch: %q %v", out, err)
+	}
+	rec, err := transcript.ReadRecord(prior.RunDir)
+	if err != nil || rec["resumed_by"] != filepath.Base(p.RunDir) {
+		t.Fatalf("prior resumed_by %v (%v)", rec["resumed_by"], err)
+	}
+}
+
+func TestReadPriorRecordNeedsEveryKey(t *testing.T) {
+	full := transcript.Record{
+		"slug": "s", "repo": "/r", "worktree": "/r/.worktrees/dw-s", "branch": "dirtywork/s",
+		"base_commit": strings.Repeat("a", 40), "sandbox": "none", "status": "max_turns", "task": "t", "model": "m",
+	}
+	for _, key := range []string{"slug", "repo", "worktree", "branch", "base_commit", "sandbox", "status"} {
+		for _, bad := range []any{nil, 7, true} {
+			dir := filepath.Join(t.TempDir(), "run-"+key)
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			rec := transcript.Record{}
+			for k, v := range full {
+				rec[k] = v
+			}
+			if bad == nil {
+				delete(rec, key)
+			} else {
+				rec[key] = bad
+			}
+			if err := transcript.WriteRecord(dir, rec); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadPriorRecord(dir)
+			var pe *PreflightError
+			if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "is missing '"+key+"'") {
+				t.Errorf("%s = %v: %v", key, bad, err)
+			}
+		}
+	}
+	// task and model come from run_start, turns from the last run_end.
+	dir := filepath.Join(t.TempDir(), "run-start")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rec := transcript.Record{}
+	for k, v := range full {
+		rec[k] = v
+	}
+	delete(rec, "task")
+	delete(rec, "model")
+	if err := transcript.WriteRecord(dir, rec); err != nil {
+		t.Fatal(err)
+	}
+	tw, err := transcript.Create(filepath.Join(dir, transcript.TranscriptName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = tw.Write(transcript.RunStart{Task: "from run_start", Model: "model/x"})
+	_ = tw.Write(transcript.RunEnd{Status: "max_turns", Turns: 7})
+	_ = tw.Close()
+	pr, err := ReadPriorRecord(dir)
+	if err != nil || pr.Task != "from run_start" || pr.Model != "model/x" || pr.Turns == nil || *pr.Turns != 7 {
+		t.Fatalf("%+v %v", pr, err)
+	}
+}
+
+func TestTranscriptTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), transcript.TranscriptName)
+	tw, err := transcript.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("é", 3000)
+	for _, ev := range []transcript.Event{
+		transcript.RunStart{Task: "t"},
+		transcript.Assistant{Text: "first look", ToolCalls: []transcript.ToolCallRecord{{Name: "read_file"}, {Name: "bash"}}},
+		transcript.ToolResult{Tool: "bash", Result: long},
+		transcript.ModelRequest{Turn: 2},
+		transcript.Nudge{Kind: transcript.NudgeStall, Turn: 2},
+		transcript.Assistant{Text: long},
+		transcript.RunEnd{Status: "max_turns", Turns: 2},
+	} {
+		if err := tw.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = tw.Close()
+	got := transcriptTail(path, resumeTailChars)
+	want := strings.Join([]string{
+		"assistant: first look [tools: read_file,bash]",
+		"tool_result bash: " + strings.Repeat("é", 500),
+		"nudge: stall",
+		"assistant: " + strings.Repeat("é", 1000),
+		"run_end: max_turns",
+	}, "\n") + "\n"
+	if got != want {
+		t.Fatalf("tail:\n%q\nwant\n%q", got, want)
+	}
+	// The newest lines that fit: a small budget keeps the end.
+	if got := transcriptTail(path, 40); got != "nudge: stall\n" && got != "run_end: max_turns\n" {
+		t.Fatalf("40-char tail %q", got)
+	}
+	if got := transcriptTail(path, 1050); !strings.HasSuffix(got, "run_end: max_turns\n") || strings.Contains(got, "tool_result") {
+		t.Fatalf("1050-char tail %q", got)
+	}
+	if transcriptTail(filepath.Join(t.TempDir(), "none"), 100) != "" {
+		t.Fatal("no transcript must give an empty tail")
+	}
+}
+
+func TestResumeRefusalHintsKeepTheSandboxMode(t *testing.T) {
+	r, prior, _ := priorDockerRun(t)
+	r.docker.preflight = func(context.Context, docker.WorkspaceConfig) error { return docker.ErrDaemonUnreachable }
+	_, err := r.Resume(t.Context(), resumeReq(filepath.Base(prior.RunDir)))
+	var pe *PreflightError
+	if !errors.As(err, &pe) {
+		t.Fatalf("%v, want a refusal", err)
+	}
+	want := "start the Docker daemon (or point DOCKER_HOST at one that runs) (a docker run is resumed in the docker sandbox)"
+	if pe.Hint != want {
+		t.Fatalf("hint %q, want %q", pe.Hint, want)
+	}
+}
