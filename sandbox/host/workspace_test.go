@@ -108,3 +108,24 @@ func TestWithHistoryGivesTheWholeHistory(t *testing.T) {
 		_ = w.Close()
 	}
 }
+
+// TestCloseBeforeTheStartBegan: a workspace closed before its background
+// start began (a run refused or interrupted at once) ends cleanly.
+func TestCloseBeforeTheStartBegan(t *testing.T) {
+	r := newTestRepo(t)
+	w, err := Open(t.Context(), r.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := w.private.dir
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * beginDelay) // the fallback Begin finds it closed
+	if exists(dir) {
+		t.Error("the worker's repository was made after Close")
+	}
+	if _, err := w.ReadFile(t.Context(), "README.md", 0, 10); err == nil {
+		t.Error("a tool call after Close succeeded")
+	}
+}
