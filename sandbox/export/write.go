@@ -100,7 +100,7 @@ func (w *writer) fill(m *member, f *os.File, data io.Reader) *Refusal {
 		perm = execMode
 	}
 	err := copySparse(f, data, w.buf)
-	if err == nil && (umaskNarrows(perm) || f.Name() == rewritten) {
+	if err == nil && (umaskNarrows(perm) || (f.Name() != m.name && f.Name() != perm.String())) {
 		err = f.Chmod(perm) // the umask narrowed perm, or the old mode stays
 	}
 	if cerr := f.Close(); err == nil {
