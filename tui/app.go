@@ -152,6 +152,8 @@ type Model struct {
 	// changed, or a run's live state was replaced. Entries arriving for a
 	// followed run need no rebuild (rows hold its state by pointer).
 	listDirty bool
+	// nRunning and nReview are the title's counts, kept by refreshList.
+	nRunning, nReview int
 
 	status    string
 	statusErr bool
