@@ -116,7 +116,7 @@ func (m Model) dashboard() string {
 		if r.w <= 0 || r.h <= 0 {
 			continue
 		}
-		blocks = append(blocks, block{r, strings.Split(fit.Block(m.paneViews[i].View(m.item(m.panes[i]), m.now), r.w, r.h), "\n")})
+		blocks = append(blocks, block{r, strings.Split(m.paneView(i, r), "\n")})
 	}
 	rows := make([]string, bh)
 	for y := range rows {
@@ -144,6 +144,26 @@ func (m Model) dashboard() string {
 		rows[y] = b.String()
 	}
 	return strings.Join(rows, "\n")
+}
+
+// paneView draws pane i, or reuses its last drawing when nothing it
+// shows has changed.
+func (m Model) paneView(i int, r rect) string {
+	it := m.item(m.panes[i])
+	k := paneKey{slug: m.panes[i], w: r.w, h: r.h, focused: m.focusPane == i, second: m.now.Unix(), styles: m.styles, mode: m.styles.Mode}
+	if it != nil {
+		k.run, k.state = it.Run, it.State
+		if it.State != nil {
+			k.version = it.State.Version
+		}
+	}
+	c := &m.paneCache[i]
+	if c.text != "" && c.key == k {
+		return c.text
+	}
+	c.key = k
+	c.text = fit.Block(m.paneViews[i].View(it, m.now), r.w, r.h)
+	return c.text
 }
 
 // center places block in the middle of a w×h area.
