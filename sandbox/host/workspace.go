@@ -183,6 +183,8 @@ func (w *Workspace) start(ctx context.Context) {
 }
 
 func (w *Workspace) startJail(ctx context.Context) error {
+	// What killed runs left behind goes first; it costs a directory read.
+	sweepStaleRepos(filepath.Dir(w.private.dir))
 	env := w.operatorEnvMap()
 	home := operatorHome(w.cfg.Home, env)
 	branch := "refs/heads/" + strings.TrimPrefix(w.cfg.Branch, "refs/heads/")
