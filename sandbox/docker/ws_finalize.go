@@ -57,8 +57,8 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		// The daemon reads the tree by full path, so it cannot export
 		// what lies past PATH_MAX; the server, which walks by directory,
 		// says what that is (a server gone or lying costs only this list).
-		if m, err := s.tb.Measure(ctx, sandbox.Limits{}); err == nil {
-			w.longPaths = m.LongPaths
+		if m, err := s.tb.Budget(ctx); err == nil {
+			w.longPaths = m.LongPaths // the last walk's: no walk more
 		}
 	}
 	if w.wd != nil {

@@ -270,6 +270,34 @@ func (l *lane) create(name string, perm fs.FileMode) (*os.File, error) {
 	}
 }
 
+// rewritten names the files rewrite opens, so their mode is always set.
+const rewritten = "(rewritten)"
+
+// rewrite opens the regular file name, which must have one link only,
+// for writing from scratch (truncated), nothing followed. Anything else
+// there is an error, and the caller replaces it instead.
+func (l *lane) rewrite(name string) (*os.File, error) {
+	fd, base, err := l.parent(name)
+	if err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: a FIFO there must not block the open (fstat refuses it).
+	f, err := openat(fd, base, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(f, &st); err != nil || kindOf(&st) != unix.S_IFREG || st.Nlink != 1 {
+		_ = unix.Close(f)
+		return nil, errNotBeneath
+	}
+	if err := unix.Ftruncate(f, 0); err != nil {
+		_ = unix.Close(f)
+		return nil, err
+	}
+	return os.NewFile(uintptr(f), rewritten), nil
+}
+
 // open opens the regular file name for reading, nothing followed.
 func (l *lane) open(name string) (*os.File, error) {
 	fd, base, err := l.parent(name)

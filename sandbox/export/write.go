@@ -6,6 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 )
 
 const (
@@ -87,9 +90,18 @@ func (w *writer) create(m *member, data io.Reader) *Refusal {
 	if err != nil {
 		return osFailed(m.raw, err, "create "+quoted(m.name))
 	}
-	err = copySparse(f, data, w.buf)
-	if err == nil {
-		err = f.Chmod(perm) // the umask may have narrowed perm
+	return w.fill(m, f, data)
+}
+
+// fill writes data into f, the file for m, sets its mode and closes it.
+func (w *writer) fill(m *member, f *os.File, data io.Reader) *Refusal {
+	perm := fileMode
+	if m.exec {
+		perm = execMode
+	}
+	err := copySparse(f, data, w.buf)
+	if err == nil && (umaskNarrows(perm) || f.Name() == rewritten) {
+		err = f.Chmod(perm) // the umask narrowed perm, or the old mode stays
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -154,3 +166,29 @@ func copySparse(f *os.File, data io.Reader, buf []byte) error {
 		}
 	}
 }
+
+// umaskNarrows reports whether the process's umask takes bits of perm
+// away, so a created file needs a chmod. The umask is read once, from
+// /proc where it is shown; elsewhere every create is followed by a chmod.
+func umaskNarrows(perm fs.FileMode) bool {
+	umaskOnce.Do(func() {
+		umaskBits = 0o777
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					umaskBits = fs.FileMode(n)
+				}
+			}
+		}
+	})
+	return perm&umaskBits != 0
+}
+
+var (
+	umaskOnce sync.Once
+	umaskBits fs.FileMode
+)
