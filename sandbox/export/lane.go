@@ -301,7 +301,7 @@ func (l *lane) rewrite(name string, mode fs.FileMode) (*os.File, error) {
 	// longer frees no block (on a file system mounted with discard, every
 	// freed block costs a TRIM).
 	tag := rewritten
-	if mode != 0 && fs.FileMode(st.Mode&0o777) == mode { //nolint:unconvert // Mode is uint16 on macOS
+	if mode != 0 && fs.FileMode(st.Mode&0o777) == mode {
 		tag = mode.String()
 	}
 	return os.NewFile(uintptr(f), tag), nil
