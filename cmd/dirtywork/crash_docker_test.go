@@ -1,4 +1,4 @@
-//go:build docker && crash
+//go:build docker
 
 package main
 
