@@ -73,6 +73,9 @@ type Runner struct {
 
 	// docker is the docker sandbox (the real one when its fields are nil).
 	docker dockerBackend
+	// slugSalt is where slugs' random part comes from (crypto/rand when
+	// nil); tests fix it to make a collision.
+	slugSalt io.Reader
 }
 
 func (r *Runner) getenv(k string) string {
@@ -280,7 +283,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	if p.resume != nil {
 		slugTask = p.resume.slugTask // the task's own words, not the resume's
 	}
-	slug, err = transcript.NewSlug(slugTask, r.now(), nil)
+	slug, err = transcript.NewSlug(slugTask, r.now(), r.slugSalt)
 	if err != nil {
 		return nil, refuse("", "make a run slug: %v", err)
 	}
