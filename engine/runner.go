@@ -122,6 +122,9 @@ type prepared struct {
 	stderr io.Writer
 	// slug is the run's, once it has one.
 	slug string
+	// stashGone, when set, is closed once a done export's stash is
+	// removed (in the background, while the sandbox closes).
+	stashGone chan struct{}
 }
 
 // Run executes spec. It returns a *PreflightError when the run was refused
@@ -315,6 +318,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	// whoever sees the run no longer alive finds its result, or knows it
 	// died without one.
 	defer func() {
+		p.waitStashGone()
 		if payload != nil {
 			r.keep(runDir, payload)
 		}
