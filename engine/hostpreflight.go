@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -24,7 +25,10 @@ func (r *Runner) hostPreflight(ctx context.Context, p *prepared) error {
 	if p.hostTmp, err = sizeBytes("tmp-size", p.spec.Docker.TmpSize); err != nil {
 		return refuse("", "%v", err)
 	}
-	report := host.ProbeJail(ctx, probeCacheFile())
+	// Idmapped mounts are tried on the file systems the jail will bind:
+	// the repository's (the worktree) and the temporary directory's (the
+	// worker's repository).
+	report := host.ProbeJail(ctx, probeCacheFile(), p.repo.Root, os.TempDir())
 	p.jailProbe = &report
 	if err := report.Err(); err != nil && r.getenv(AllowUnconfinedEnv) != "1" {
 		return &PreflightError{Msg: err.Error(), Hint: hostJailHint, Err: err}

@@ -9,6 +9,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/host"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // opened is the workspace a run works in, with what the run records and
@@ -55,7 +56,11 @@ func (r *Runner) openWorkspace(ctx context.Context, p *prepared, rec *record, sl
 		AllowUnconfined: r.getenv(AllowUnconfinedEnv) == "1",
 		Probe:           p.jailProbe,
 		Trace:           r.mark,
-		UserSiteCache:   p.userSiteCache,
+		OnJailStarted: func(info any) {
+			// What the jail set up, beside the probe's view in run_start.
+			_, _ = transcript.MergeRecord(rec.dir, transcript.Record{"jail": info})
+		},
+		UserSiteCache: p.userSiteCache,
 	})
 	if err != nil {
 		if errors.Is(err, host.ErrNoJail) {

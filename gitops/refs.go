@@ -64,12 +64,6 @@ func (g *Git) RefTip(ctx context.Context, dir, ref string) (sha string, ok bool,
 	return strings.TrimSpace(string(out)), true, nil
 }
 
-// CommitsBeyond counts the commits reachable from tip and not from base.
-func (g *Git) CommitsBeyond(ctx context.Context, dir, base, tip string) (int, error) {
-	m := &Manager{git: g, repo: Repo{Root: dir}}
-	return m.commitsAhead(ctx, base, tip)
-}
-
 // IsAncestor reports whether commit a is an ancestor of (or equal to) b.
 func (g *Git) IsAncestor(ctx context.Context, dir, a, b string) (bool, error) {
 	_, err := g.Run(ctx, Call{Dir: dir, Args: []string{"merge-base", "--is-ancestor", a, b}})

@@ -115,6 +115,9 @@ type Model struct {
 	styles *theme.Styles
 	keys   *keys.Map
 	now    time.Time
+	// startedAt is when mission control started: runs that ended before
+	// are not announced.
+	startedAt time.Time
 
 	width, height int
 	screen        screen
@@ -180,6 +183,7 @@ func New(opts Options) Model {
 		styles:    st,
 		keys:      &km,
 		now:       opts.Now(),
+		startedAt: opts.Now(),
 		focusPane: -1,
 		runs:      map[string]*entry{},
 		followed:  map[string]bool{},

@@ -2,12 +2,14 @@ package tui
 
 import (
 	"errors"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/backend/fake"
 	"github.com/dirtywork/dirtywork/tui/keys"
@@ -596,4 +598,49 @@ func TestZoomAndFocus(t *testing.T) {
 	h.send(teaSize(200, 50))
 	h.contains("qwen/qwen3-coder")
 	h.contains("its process is gone") // the activity column
+}
+
+func TestQuickRunStartedElsewhereIsAnnounced(t *testing.T) {
+	h := newSample(t, 120, 40)
+	h.change(backend.Run{
+		Slug: "quick-0300", Repo: "/src/api", Task: "quick", Status: backend.StatusCompleted,
+		Started: t0, Ended: t0.Add(time.Second), Turns: 2,
+	})
+	if len(h.raw) == 0 {
+		t.Fatal("a run that ended unseen was not announced")
+	}
+	h.raw = nil
+	h.change(backend.Run{Slug: "old-0301", Status: backend.StatusCompleted, Started: t0.Add(-time.Hour), Ended: t0.Add(-time.Minute)})
+	if len(h.raw) != 0 {
+		t.Fatalf("a run that ended before mission control started was announced: %q", h.raw)
+	}
+}
+
+func TestTranscriptReadsATrimmedEntryWhole(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "transcript.jsonl")
+	w, err := transcript.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("line of output\n", 300) + "THE END OF IT"
+	for _, ev := range []transcript.Event{transcript.RunStart{Task: "t"}, transcript.ToolResult{Tool: "bash", Args: "{}", Result: long}} {
+		if err := w.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := fake.New(backend.Run{Slug: "big-0400", Transcript: path, Status: backend.StatusCompleted, Started: t0, Ended: t0, Turns: 1})
+	h := newHarness(t, 120, 40, st)
+	h.m.list.SelectKey("big-0400")
+	h.key("t")
+	trimmed := live.Entry{Kind: live.KindToolResult, Line: 2, Tool: "bash", Args: "{}", Text: long[:160], Trimmed: true}
+	h.entries("big-0400", live.Entry{Kind: live.KindReset}, live.Entry{Kind: live.KindRunStart, Line: 1, Text: "t"}, trimmed)
+	h.key("enter") // expand: the whole result, read back from the file
+	for range 20 {
+		h.key("ctrl+d")
+	}
+	h.contains("THE END OF IT")
 }

@@ -238,7 +238,12 @@ func (m *Model) applyChange(c backend.Change) tea.Cmd {
 	if m.review != nil && m.review.Slug() == slug {
 		m.review.SetRun(c.Run)
 	}
-	if wasKnown && was.Live() && !c.Run.Live() {
+	switch {
+	case wasKnown && was.Live() && !c.Run.Live():
+		return m.notify(c.Run)
+	case !wasKnown && m.loaded && c.Run.Phase() == backend.PhaseReview && c.Run.Ended.After(m.startedAt):
+		// A run that began and ended while we were not looking (started
+		// elsewhere, and quick): it needs review all the same.
 		return m.notify(c.Run)
 	}
 	return nil

@@ -239,6 +239,16 @@ func TestRunGitEscapesFail(t *testing.T) {
 			if err != nil || !strings.Contains(string(rec), `"evil/.git"`) {
 				t.Errorf("dropped_git_entries does not list evil/.git:\n%s", rec)
 			}
+			var record struct {
+				Jail struct {
+					UserNS  struct{ Enabled bool } `json:"user_ns"`
+					Seccomp struct{ Enabled bool } `json:"seccomp"`
+					Network struct{ Mode string }  `json:"network"`
+				} `json:"jail"`
+			}
+			if err := json.Unmarshal(rec, &record); err != nil || !record.Jail.UserNS.Enabled || !record.Jail.Seccomp.Enabled || record.Jail.Network.Mode != "none" {
+				t.Errorf("run.json's jail: %+v (%v)", record.Jail, err)
+			}
 			// The review the docs recommend, and dirtywork's own git.
 			for _, args := range [][]string{{"status"}, {"status", "--porcelain", "--ignore-submodules=none"}, {"diff"}, {"diff", "HEAD"}, {"add", "-A", "--dry-run"}} {
 				_ = e.command(wt, "git", append([]string{"-C", wt}, args...)...).Run()
@@ -297,18 +307,22 @@ func TestRunAllowCommitChangesOnlyTheLane(t *testing.T) {
 }
 
 func TestRunFillIsStoppedDuringTheCommand(t *testing.T) {
-	e := newEscapeRun(t, nil)
-	payload := e.run([]string{
-		"for i in $(seq 200); do head -c 1048576 /dev/urandom > fill$i; sleep 0.02; done; echo done > finished",
-	}, "--max-worktree-mb", "50")
-	if payload["status"] != "budget_exceeded" || !strings.Contains(payload["final_message"].(string), "worktree exceeds 50 MB") {
-		t.Fatalf("payload %v", payload)
-	}
-	wt := payload["worktree"].(string)
-	if _, err := os.Stat(filepath.Join(wt, "finished")); err == nil {
-		t.Error("the command ran to its end")
-	}
-	if _, err := os.Stat(filepath.Join(wt, "fill1")); err != nil {
-		t.Errorf("the evidence is gone: %v", err)
+	for _, cred := range escapeUsers(t) {
+		t.Run(userName(cred), func(t *testing.T) {
+			e := newEscapeRun(t, cred)
+			payload := e.run([]string{
+				"for i in $(seq 200); do head -c 1048576 /dev/urandom > fill$i; sleep 0.02; done; echo done > finished",
+			}, "--max-worktree-mb", "50")
+			if payload["status"] != "budget_exceeded" || !strings.Contains(payload["final_message"].(string), "worktree exceeds 50 MB") {
+				t.Fatalf("payload %v", payload)
+			}
+			wt := payload["worktree"].(string)
+			if _, err := os.Stat(filepath.Join(wt, "finished")); err == nil {
+				t.Error("the command ran to its end")
+			}
+			if _, err := os.Stat(filepath.Join(wt, "fill1")); err != nil {
+				t.Errorf("the evidence is gone: %v", err)
+			}
+		})
 	}
 }

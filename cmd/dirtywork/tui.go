@@ -45,7 +45,7 @@ func newTUICmd(io *streams) *cobra.Command {
 under the runs root (also those other processes start), up to four live panes,
 a launch form and queue (at most --max-parallel runs at once), live
 transcripts, the diff review with its verdict keys, and review statistics.
-Runs are started detached ('dirtywork run'), so they outlive mission control.
+Runs are started with 'dirtywork run --detach', so they outlive mission control.
 
 Settings come from the [tui] section of the config file (notifications,
 max_parallel, theme, and [tui.keys] for any key binding); flags override it.
@@ -254,7 +254,7 @@ func tuiOptions(c *cobra.Command, f tuiFlags) (tui.Options, error) {
 	}
 	return tui.Options{
 		Store:       runsstore.New(runs.Open(root)),
-		Launcher:    &launcher.Launcher{APIKey: os.Getenv("DIRTYWORK_API_KEY"), LogDir: filepath.Dir(root)},
+		Launcher:    &launcher.Launcher{APIKey: os.Getenv("DIRTYWORK_API_KEY")},
 		Keys:        km,
 		Color:       color,
 		MaxParallel: maxPar,

@@ -29,6 +29,13 @@ type tmuxPane struct {
 // the (isolated) test environment.
 func startTUI(t *testing.T, w, h int, env []string, args ...string) *tmuxPane {
 	t.Helper()
+	return startTUIWith(t, os.Args[0], w, h, env, args...)
+}
+
+// startTUIWith is startTUI with another binary (a real build, for the
+// docker sandbox, which runs the binary as its tool server).
+func startTUIWith(t *testing.T, exe string, w, h int, env []string, args ...string) *tmuxPane {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is needed for the real-terminal tests (scripts/test-all installs it): %v", err)
 	}
@@ -44,7 +51,7 @@ func startTUI(t *testing.T, w, h int, env []string, args ...string) *tmuxPane {
 		}
 		fmt.Fprintf(&sh, "export %s=%s\n", k, shellQuote(v))
 	}
-	quoted := []string{shellQuote(os.Args[0])}
+	quoted := []string{shellQuote(exe)}
 	for _, a := range args {
 		quoted = append(quoted, shellQuote(a))
 	}
@@ -164,7 +171,7 @@ func TestE2EDemoCockpit(t *testing.T) {
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	p := startTUI(t, 160, 45, []string{"TMPDIR=" + tmp, "DIRTYWORK_HOME=" + home},
-		"demo", "--sandbox", "none", "--pace", "1500ms", "--max-parallel", "4")
+		"demo", "--sandbox", "none", "--pace", "3s", "--max-parallel", "4")
 	p.waitText("the model is scripted", 30*time.Second)
 	p.waitFor("four runs running", 60*time.Second, func(s string) bool {
 		r, _, _, ok := counts(s)
@@ -172,12 +179,15 @@ func TestE2EDemoCockpit(t *testing.T) {
 	})
 
 	// A fifth and a sixth launch wait in the queue while four run.
-	for _, task := range []string{"fifth: fix total", "sixth: fix total"} {
+	for i, task := range []string{"fifth: fix total", "sixth: fix total"} {
 		p.keys("L")
 		p.waitText("Launch a run", 10*time.Second)
 		p.typeText(task)
 		p.keys("C-s")
-		p.waitText("queued: "+task, 10*time.Second)
+		p.waitFor(fmt.Sprintf("%d queued", i+1), 10*time.Second, func(s string) bool {
+			_, _, q, ok := counts(s)
+			return ok && q == i+1
+		})
 	}
 	screen, _ := p.waitFor("two queued", 10*time.Second, func(s string) bool {
 		_, _, q, ok := counts(s)

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dirtywork/dirtywork/tui"
+	"github.com/dirtywork/dirtywork/tui/backend"
+	"github.com/dirtywork/dirtywork/tui/launcher"
 )
 
 func writeConfig(t *testing.T, text string) string {
@@ -110,5 +113,18 @@ func TestTUIRefusesBadKeyBindings(t *testing.T) {
 	_, errOut, code := runCLI(t, "", []string{"XDG_CONFIG_HOME=" + dir, "DIRTYWORK_HOME=" + t.TempDir()}, "tui")
 	if code != 2 || !strings.Contains(errOut, "review.reject") {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+}
+
+func TestLauncherRefusalCarriesMessageAndHint(t *testing.T) {
+	home := t.TempDir()
+	l := &launcher.Launcher{Exe: os.Args[0], Env: append(os.Environ(), testMainEnv+"=1", "DIRTYWORK_HOME="+home)}
+	_, err := l.Launch(t.Context(), backend.LaunchSpec{Repo: t.TempDir(), Task: "t", Sandbox: "none", MaxTurns: 3, BaseURL: "http://127.0.0.1:9/v1"})
+	var refused *backend.RefusedError
+	if !errors.As(err, &refused) || refused.Msg == "" {
+		t.Fatalf("err = %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(home, "runs")); len(entries) != 0 {
+		t.Fatalf("a refused launch created %d runs", len(entries))
 	}
 }

@@ -66,6 +66,10 @@ type Config struct {
 	// this process's own.
 	Toolbox string
 
+	// OnJailStarted, when set, is given what the jail set up once it
+	// runs (jail.Info: every layer and its state), for the run's record:
+	// run_start, written before, has the probe's view.
+	OnJailStarted func(info any)
 	// Trace, when set, is told when each step of the jail's start ended
 	// (for DIRTYWORK_TIMINGS).
 	Trace func(phase string)

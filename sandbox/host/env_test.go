@@ -127,7 +127,7 @@ func TestProbeJailIsKept(t *testing.T) {
 	// the file.
 	marked := first
 	marked.Layers = append(append([]jail.LayerStatus(nil), first.Layers...), jail.LayerStatus{Name: "kept", OK: true})
-	data, err := json.Marshal(probeCache{Key: probeKey(), Report: marked})
+	data, err := json.Marshal(probeCache{Key: probeKey(nil), Report: marked})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,6 +66,4 @@ func (p realProc) Stdin() io.WriteCloser { return p.j.Stdin }
 func (p realProc) Stdout() io.ReadCloser { return p.j.Stdout }
 func (p realProc) Kill() error           { return p.j.Kill() }
 func (p realProc) Wait() error           { return p.j.Wait() }
-func (p realProc) Layers() map[string]any {
-	return map[string]any{"info": p.j.Info()}
-}
+func (p realProc) Info() any             { return p.j.Info() }

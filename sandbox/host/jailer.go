@@ -58,8 +58,8 @@ type jailProc interface {
 	// Wait waits for the jail's end (after Kill, or when the tool server
 	// exits).
 	Wait() error
-	// Layers are the confinement layers in force, for run_start.
-	Layers() map[string]any
+	// Info is what the jail set up, every layer and its state (JSON-ready).
+	Info() any
 }
 
 // jailer starts jails.
@@ -119,9 +119,9 @@ type childProc struct {
 	err      error
 }
 
-func (c *childProc) Stdin() io.WriteCloser  { return c.in }
-func (c *childProc) Stdout() io.ReadCloser  { return c.out }
-func (c *childProc) Layers() map[string]any { return map[string]any{"jail": "none"} }
+func (c *childProc) Stdin() io.WriteCloser { return c.in }
+func (c *childProc) Stdout() io.ReadCloser { return c.out }
+func (c *childProc) Info() any             { return map[string]any{"jail": "none"} }
 
 // Kill kills the server's session and the process group of each command
 // it runs (every command leads a session of its own); a job that left its

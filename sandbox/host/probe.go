@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 )
@@ -18,8 +19,12 @@ import (
 // the ones it was made under (probeKey), and only a report of a whole
 // jail is kept: a refusal is always fresh. A jail that then cannot start
 // after all ends its run as sandbox_error, never silently unconfined.
-func ProbeJail(ctx context.Context, file string) jail.Report {
-	key := probeKey()
+//
+// dirs are the directories the jail will bind writable (the repository's,
+// the run's): the probe tries idmapped mounts on their file systems, so a
+// repository on one that cannot idmap is refused here, not at the start.
+func ProbeJail(ctx context.Context, file string, dirs ...string) jail.Report {
+	key := probeKey(dirs)
 	if file != "" {
 		if data, err := os.ReadFile(file); err == nil {
 			var c probeCache
@@ -28,7 +33,7 @@ func ProbeJail(ctx context.Context, file string) jail.Report {
 			}
 		}
 	}
-	report := jail.Probe(ctx)
+	report := jail.Probe(ctx, dirs...)
 	if file != "" && report.Err() == nil && len(report.Layers) > 0 {
 		writeProbeCache(file, probeCache{Key: key, Report: report})
 	}
@@ -42,8 +47,17 @@ type probeCache struct {
 }
 
 // probeKey identifies what the probe's answer depends on.
-func probeKey() string {
+func probeKey(dirs []string) string {
 	h := sha256.New()
+	for _, d := range dirs {
+		// The file system, not the path: idmapping is a property of it.
+		var st syscall.Stat_t
+		if err := syscall.Stat(d, &st); err == nil {
+			fmt.Fprintf(h, "dir=%v\n", st.Dev)
+		} else {
+			fmt.Fprintf(h, "dir=%s?\n", d)
+		}
+	}
 	for _, f := range []string{
 		"/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/osrelease", "/proc/self/cgroup",
 		"/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces",

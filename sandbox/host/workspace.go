@@ -194,6 +194,9 @@ func (w *Workspace) startJail(ctx context.Context) error {
 	}
 	w.trace("host_jail")
 	w.proc = proc
+	if w.cfg.OnJailStarted != nil {
+		w.cfg.OnJailStarted(proc.Info())
+	}
 	w.tb = toolbox.NewClient(proc.Stdout(), proc.Stdin())
 	hello, err := w.tb.Hello(ctx, w.cfg.Limits)
 	if err != nil {

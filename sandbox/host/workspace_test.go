@@ -84,3 +84,27 @@ func TestOpenReturnsBeforeTheJailIsUp(t *testing.T) {
 		t.Errorf("no private repository: %v", err)
 	}
 }
+
+func TestWithHistoryGivesTheWholeHistory(t *testing.T) {
+	r := newTestRepo(t)
+	writeFile(t, filepath.Join(r.repo, "second.txt"), "2\n")
+	r.git(t, r.repo, "add", "second.txt")
+	r.git(t, r.repo, "commit", "-q", "-m", "second")
+	r.base = strings.TrimSpace(r.git(t, r.repo, "rev-parse", "HEAD"))
+	r.git(t, r.repo, "update-ref", "refs/heads/"+r.branch, r.base)
+	for _, history := range []bool{false, true} {
+		cfg := r.config()
+		cfg.WithHistory = history
+		cfg.RunDir = t.TempDir()
+		w := open(t, cfg)
+		out, code := run(t, w, "git log --format=%s | tr '\\n' ' '")
+		want := "second "
+		if history {
+			want = "second initial "
+		}
+		if code != 0 || out != want {
+			t.Errorf("with history %v: log %q (exit %d), want %q", history, out, code, want)
+		}
+		_ = w.Close()
+	}
+}

@@ -1,21 +1,20 @@
-// Package launcher starts runs for mission control as processes of their
-// own, detached from the TUI (a new session, stdin from /dev/null, output
-// to files), so they go on when it quits: the same `dirtywork run` an
-// orchestrator calls. It also lists a server's models for the launch form.
+// Package launcher starts runs for mission control the way an
+// orchestrator does: `dirtywork run --detach` (and `resume --detach`),
+// which return once the run exists and leave it going in its own session,
+// so runs outlive the TUI. It also lists a server's models for the launch
+// form.
 package launcher
 
 import (
-	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -28,19 +27,14 @@ type Launcher struct {
 	Exe string
 	// Env is the children's environment (the process's when nil).
 	Env []string
-	// LogDir keeps each child's stdout and stderr (os.TempDir when
-	// empty).
-	LogDir string
 	// APIKey is sent when listing models.
 	APIKey string
-	// StartTimeout bounds the wait for a child to say where its
-	// transcript is (60 s when 0).
-	StartTimeout time.Duration
 }
 
-// Args is the `dirtywork run` argv (without the program) for spec.
+// Args is the `dirtywork run --detach` argv (without the program) for
+// spec.
 func Args(spec backend.LaunchSpec) []string {
-	args := []string{"run", "--repo", spec.Repo}
+	args := []string{"run", "--detach", "--repo", spec.Repo}
 	if spec.Model != "" {
 		args = append(args, "--model", spec.Model)
 	}
@@ -60,111 +54,54 @@ func Args(spec backend.LaunchSpec) []string {
 	return append(args, "--", spec.Task)
 }
 
-// Launch starts a run and returns once it has its run dir.
+// Launch starts a run and returns once it exists.
 func (l *Launcher) Launch(ctx context.Context, spec backend.LaunchSpec) (backend.Launched, error) {
 	return l.start(ctx, Args(spec))
 }
 
-// Resume starts `dirtywork resume SLUG --feedback TEXT` the same way.
+// Resume starts `dirtywork resume --detach SLUG --feedback TEXT`.
 func (l *Launcher) Resume(ctx context.Context, slug, feedback string) (backend.Launched, error) {
-	return l.start(ctx, []string{"resume", slug, "--feedback", feedback})
+	return l.start(ctx, []string{"resume", "--detach", "--feedback", feedback, "--", slug})
 }
 
-func (l *Launcher) exe() (string, error) {
-	if l.Exe != "" {
-		return l.Exe, nil
-	}
-	return os.Executable()
-}
-
-// start runs argv detached and waits until its stderr names the
-// transcript (the run dir exists then), or it exits: exit 2 is a refusal
-// whose "error:" line and hint come back as a RefusedError.
+// start runs a --detach command: it prints {slug, run_dir, transcript,
+// pid} and exits 0 once the run exists; a refusal exits 2 with its
+// "error:" line and hint on stderr, and comes back as a RefusedError.
 func (l *Launcher) start(ctx context.Context, argv []string) (backend.Launched, error) {
-	exe, err := l.exe()
-	if err != nil {
-		return backend.Launched{}, fmt.Errorf("find the dirtywork binary: %w", err)
+	exe := l.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return backend.Launched{}, fmt.Errorf("find the dirtywork binary: %w", err)
+		}
 	}
-	dir := l.LogDir
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	out, err := os.CreateTemp(dir, "dirtywork-launch-*.json")
-	if err != nil {
-		return backend.Launched{}, fmt.Errorf("launch: %w", err)
-	}
-	errPath := strings.TrimSuffix(out.Name(), ".json") + ".log"
-	errf, err := os.OpenFile(errPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		_ = out.Close()
-		return backend.Launched{}, fmt.Errorf("launch: %w", err)
-	}
-	cmd := exec.Command(exe, argv...) //nolint:gosec // our own binary with our own arguments
+	cmd := exec.CommandContext(ctx, exe, argv...) //nolint:gosec // our own binary with our own arguments
 	cmd.Env = l.Env
-	cmd.Stdout, cmd.Stderr = out, errf
-	// Its own session: no terminal signal (Ctrl-C in the TUI, the
-	// terminal closing) reaches it, and it outlives the TUI.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		_ = out.Close()
-		_ = errf.Close()
-		return backend.Launched{}, fmt.Errorf("launch dirtywork run: %w", err)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return backend.Launched{}, refusal(stderr.String(), ee.ExitCode())
+	case err != nil:
+		return backend.Launched{}, fmt.Errorf("start dirtywork %s: %w", argv[0], err)
 	}
-	_ = out.Close() // the child holds its own descriptors
-	_ = errf.Close()
-	exited := make(chan error, 1)
-	// Reap it whenever it ends, so it never lingers as a zombie.
-	go func() { exited <- cmd.Wait() }()
-
-	timeout := l.StartTimeout
-	if timeout <= 0 {
-		timeout = time.Minute
+	var got struct {
+		Slug       string `json:"slug"`
+		RunDir     string `json:"run_dir"`
+		Transcript string `json:"transcript"`
+		PID        int    `json:"pid"`
 	}
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(25 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if tr := transcriptLine(errPath); tr != "" {
-			runDir := filepath.Dir(tr)
-			return backend.Launched{Slug: filepath.Base(runDir), RunDir: runDir, Transcript: tr, PID: cmd.Process.Pid}, nil
-		}
-		select {
-		case err := <-exited:
-			if tr := transcriptLine(errPath); tr != "" {
-				runDir := filepath.Dir(tr)
-				return backend.Launched{Slug: filepath.Base(runDir), RunDir: runDir, Transcript: tr, PID: cmd.Process.Pid}, nil
-			}
-			return backend.Launched{}, refusal(errPath, err)
-		case <-deadline.C:
-			return backend.Launched{}, fmt.Errorf("dirtywork run said nothing for %s (see %s)", timeout, errPath)
-		case <-ctx.Done():
-			return backend.Launched{}, ctx.Err()
-		case <-tick.C:
-		}
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &got); err != nil || got.Slug == "" {
+		return backend.Launched{}, fmt.Errorf("dirtywork %s --detach printed no run: %q", argv[0], strings.TrimSpace(stdout.String()))
 	}
+	return backend.Launched{Slug: got.Slug, RunDir: got.RunDir, Transcript: got.Transcript, PID: got.PID}, nil
 }
 
-// transcriptLine finds "transcript: <path>" in the child's stderr.
-func transcriptLine(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer func() { _ = f.Close() }()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if p, ok := strings.CutPrefix(sc.Text(), "transcript: "); ok && filepath.IsAbs(p) {
-			return p
-		}
-	}
-	return ""
-}
-
-// refusal reads the child's "error:" line and hint.
-func refusal(path string, waitErr error) error {
-	data, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+// refusal reads the "error:" line and the hint after it.
+func refusal(stderr string, code int) error {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	for i, l := range lines {
 		if msg, ok := strings.CutPrefix(l, "error: "); ok {
 			hint := ""
@@ -174,11 +111,7 @@ func refusal(path string, waitErr error) error {
 			return &backend.RefusedError{Msg: msg, Hint: hint}
 		}
 	}
-	var ee *exec.ExitError
-	if errors.As(waitErr, &ee) {
-		return fmt.Errorf("dirtywork run exited %d without a message (see %s)", ee.ExitCode(), path)
-	}
-	return fmt.Errorf("dirtywork run ended before it started: %w (see %s)", waitErr, path)
+	return fmt.Errorf("dirtywork exited %d: %s", code, strings.TrimSpace(stderr))
 }
 
 // Models lists the server's models with go-openai.
