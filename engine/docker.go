@@ -75,7 +75,7 @@ func dockerConfig(spec Spec, repo gitops.Repo) docker.WorkspaceConfig {
 		RepoRoot: repo.Root, CommonDir: repo.CommonDir,
 		Image: d.Image, AllowNetwork: d.AllowNetwork, Memory: d.Memory, CPUs: d.CPUs, PidsLimit: spec.PidsLimit,
 		TmpSize: d.TmpSize, GitdirSize: d.GitdirSize, MinFreeMB: d.MinFreeMB,
-		KeepVolume: d.KeepVolume, MaxPatchMB: d.MaxPatchMB, WithHistory: d.WithHistory, Setup: d.Setup,
+		KeepVolume: d.KeepVolume, DetachRemoval: true, MaxPatchMB: d.MaxPatchMB, WithHistory: d.WithHistory, Setup: d.Setup,
 		Limits: sandbox.Limits{MaxBytes: int64(spec.MaxWorktreeMB) << 20, MaxEntries: int64(spec.MaxWorktreeFiles)},
 		// The sandbox asks once it knows the image's architecture.
 		Toolbox: hostToolbox.toolbox,

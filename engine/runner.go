@@ -420,6 +420,10 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	_ = tw.Write(r.runStart(p, lane, op.settings))
 	events.attach(tw)
 	r.mark("run_start")
+	if b, ok := ws.(interface{ Begin() }); ok {
+		// The host jail starts while the first request is out.
+		b.Begin()
+	}
 	out, fin, finErr := r.loopAndFinalize(ctx, p, ws, op.guard(lane), tw, system)
 	return rec.finish(r, p, lane, tw, out, fin, finErr, events.setupRecord()), nil
 }

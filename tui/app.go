@@ -140,6 +140,10 @@ type Model struct {
 	// yet in the store: they hold a slot.
 	launching int
 
+	// paneCache keeps each pane's last drawing (by pointer: View fills
+	// it), so a frame redraws only the panes whose run changed.
+	paneCache *[paneCount]paneDrawing
+
 	review     *review.Model
 	transcript *transcriptview.Model
 	stats      stats.Model
@@ -152,6 +156,8 @@ type Model struct {
 	// changed, or a run's live state was replaced. Entries arriving for a
 	// followed run need no rebuild (rows hold its state by pointer).
 	listDirty bool
+	// nRunning and nReview are the title's counts, kept by refreshList.
+	nRunning, nReview int
 
 	status    string
 	statusErr bool
@@ -188,6 +194,7 @@ func New(opts Options) Model {
 		runs:      map[string]*entry{},
 		followed:  map[string]bool{},
 		help:      help.New(),
+		paneCache: &[paneCount]paneDrawing{},
 	}
 	m.help.Styles = st.Help
 	m.list = runlist.New(st, &m.keys.Runs)
@@ -210,6 +217,25 @@ func (m Model) Init() tea.Cmd {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
 	return tea.Batch(cmds...)
+}
+
+// paneDrawing is a pane's drawing and what it was drawn from.
+type paneDrawing struct {
+	key  paneKey
+	text string
+}
+
+// paneKey is everything a pane's drawing depends on.
+type paneKey struct {
+	slug    string
+	state   *live.State
+	version int
+	run     backend.Run
+	w, h    int
+	focused bool
+	second  int64
+	styles  *theme.Styles
+	mode    theme.Mode
 }
 
 // tickMsg advances the clock the elapsed and waiting times are drawn with.

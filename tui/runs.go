@@ -485,6 +485,7 @@ func (m Model) item(slug string) *runinfo.Item {
 
 func (m *Model) refreshList() {
 	m.listDirty = false
+	m.recount()
 	items := make([]runinfo.Item, 0, len(m.runs)+len(m.queue))
 	for slug, e := range m.runs {
 		items = append(items, runinfo.Item{Key: slug, Run: e.run, State: e.state})
@@ -521,15 +522,21 @@ func (m Model) nextReview(except string) (backend.Run, bool) {
 	return best, found
 }
 
-// counts are the header's numbers.
+// counts are the header's numbers (counted when the list is rebuilt,
+// not on every frame).
 func (m Model) counts() (running, review, queued int) {
+	return m.nRunning, m.nReview, len(m.queue)
+}
+
+// recount counts the runs running and waiting for review.
+func (m *Model) recount() {
+	m.nRunning, m.nReview = 0, 0
 	for _, e := range m.runs {
 		switch e.run.Phase() {
 		case backend.PhaseRunning:
-			running++
+			m.nRunning++
 		case backend.PhaseReview:
-			review++
+			m.nReview++
 		}
 	}
-	return running, review, len(m.queue)
 }

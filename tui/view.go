@@ -98,50 +98,72 @@ func (m Model) helpView() []string {
 	return []string{fit.Line(m.help.ShortHelpView(m.shortHelp()), m.width)}
 }
 
-// dashboard draws the list and the panes.
+// dashboard draws the list and the panes: each block is fitted to its
+// rectangle once, and each row of the screen is the blocks' lines side by
+// side (the rectangles tile the area, so no line is measured twice).
 func (m Model) dashboard() string {
 	bw, bh := m.bodySize()
-	canvas := make([]string, bh)
-	for i := range canvas {
-		canvas[i] = strings.Repeat(" ", bw)
-	}
 	list, panes, showList := m.dashboardRects()
-	if showList {
-		place(canvas, list, m.list.View(m.now))
+	type block struct {
+		r     rect
+		lines []string
+	}
+	var blocks []block
+	if showList && list.w > 0 && list.h > 0 {
+		blocks = append(blocks, block{list, strings.Split(fit.Block(m.list.View(m.now), list.w, list.h), "\n")})
 	}
 	for i, r := range panes {
 		if r.w <= 0 || r.h <= 0 {
 			continue
 		}
-		place(canvas, r, m.paneViews[i].View(m.item(m.panes[i]), m.now))
+		blocks = append(blocks, block{r, strings.Split(m.paneView(i, r), "\n")})
 	}
-	return strings.Join(canvas, "\n")
-}
-
-// place draws block into canvas at r (block is fitted to r first).
-func place(canvas []string, r rect, block string) {
-	lines := strings.Split(fit.Block(block, r.w, r.h), "\n")
-	for i, l := range lines {
-		y := r.y + i
-		if y < 0 || y >= len(canvas) {
-			continue
+	rows := make([]string, bh)
+	for y := range rows {
+		var b strings.Builder
+		x := 0
+		for {
+			// The next block on this row, left to right.
+			next := -1
+			for i, bl := range blocks {
+				if y >= bl.r.y && y < bl.r.y+bl.r.h && bl.r.x >= x && (next < 0 || bl.r.x < blocks[next].r.x) {
+					next = i
+				}
+			}
+			if next < 0 {
+				break
+			}
+			bl := blocks[next]
+			b.WriteString(strings.Repeat(" ", bl.r.x-x))
+			b.WriteString(bl.lines[y-bl.r.y])
+			x = bl.r.x + bl.r.w
 		}
-		canvas[y] = splice(canvas[y], r.x, r.w, l)
+		if x < bw {
+			b.WriteString(strings.Repeat(" ", bw-x))
+		}
+		rows[y] = b.String()
 	}
+	return strings.Join(rows, "\n")
 }
 
-// splice replaces cells [x, x+w) of line with piece.
-func splice(line string, x, w int, piece string) string {
-	total := fit.Width(line)
-	left := ""
-	if x > 0 {
-		left = fit.Line(fit.Cells(line, 0, x), x)
+// paneView draws pane i, or reuses its last drawing when nothing it
+// shows has changed.
+func (m Model) paneView(i int, r rect) string {
+	it := m.item(m.panes[i])
+	k := paneKey{slug: m.panes[i], w: r.w, h: r.h, focused: m.focusPane == i, second: m.now.Unix(), styles: m.styles, mode: m.styles.Mode}
+	if it != nil {
+		k.run, k.state = it.Run, it.State
+		if it.State != nil {
+			k.version = it.State.Version
+		}
 	}
-	right := ""
-	if x+w < total {
-		right = fit.Cells(line, x+w, total)
+	c := &m.paneCache[i]
+	if c.text != "" && c.key == k {
+		return c.text
 	}
-	return left + piece + right
+	c.key = k
+	c.text = fit.Block(m.paneViews[i].View(it, m.now), r.w, r.h)
+	return c.text
 }
 
 // center places block in the middle of a w×h area.

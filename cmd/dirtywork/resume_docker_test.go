@@ -141,7 +141,7 @@ func TestResumeInDocker(t *testing.T) {
 	if stashes, _ := filepath.Glob(wt + ".pre-resume-*"); len(stashes) != 0 {
 		t.Fatalf("stash left after a done export: %v", stashes)
 	}
-	if exists(t, "/containers/dw-"+slug2+"/json") || exists(t, "/volumes/dw-"+slug2+"-work") {
+	if leftBehind(t, slug2) {
 		t.Fatal("the resume left its container or volume")
 	}
 

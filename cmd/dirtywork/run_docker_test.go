@@ -216,6 +216,7 @@ func (d *dockerRun) removeLeftovers() {
 		}
 		for _, path := range []string{
 			"/containers/dw-" + slug + "?force=1", "/containers/dw-" + slug + "-export?force=1",
+			"/containers/dw-" + slug + "-measure?force=1", "/containers/dw-" + slug + "-reap?force=1",
 			"/volumes/dw-" + slug + "-work?force=1", "/volumes/dw-" + slug + "-tools?force=1",
 		} {
 			_, _, _ = engineRequest(context.WithoutCancel(d.t.Context()), http.MethodDelete, path)
@@ -265,6 +266,39 @@ func exists(t *testing.T, path string) bool {
 	}
 	t.Fatalf("GET %s: HTTP %d %s", path, code, body)
 	return false
+}
+
+// leftBehind reports whether a finished docker run left its worker
+// container or its work volume. A volume whose removal the run handed off
+// to its reap marker (dw-<slug>-reap, labelled dirtywork.reap with the
+// volume's name) is not left behind: the marker is waited for and reaped
+// here, as the next run would.
+func leftBehind(t *testing.T, slug string) bool {
+	t.Helper()
+	if exists(t, "/containers/dw-"+slug+"/json") {
+		return true
+	}
+	vol := "dw-" + slug + "-work"
+	if !exists(t, "/volumes/"+vol) {
+		return false
+	}
+	marker := "/containers/dw-" + slug + "-reap"
+	_, body, err := engineRequest(t.Context(), http.MethodGet, marker+"/json")
+	var info struct {
+		Config struct{ Labels map[string]string }
+		State  struct{ Running bool }
+	}
+	if err != nil || json.Unmarshal(body, &info) != nil || !strings.Contains(info.Config.Labels["dirtywork.reap"], vol) {
+		return true
+	}
+	for deadline := time.Now().Add(time.Minute); running(t, marker+"/json"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the reap marker still runs after a minute")
+		}
+	}
+	_, _, _ = engineRequest(t.Context(), http.MethodDelete, marker)
+	_, _, _ = engineRequest(t.Context(), http.MethodDelete, "/volumes/"+vol)
+	return exists(t, "/volumes/"+vol)
 }
 
 // running reports whether the container at path ("/containers/<name>/json")
@@ -398,7 +432,7 @@ func TestRunInDocker(t *testing.T) {
 		if got, err := os.ReadFile(filepath.Join(wt, "src", "app.py")); err != nil || !strings.Contains(string(got), "return 2") {
 			t.Errorf("the lane's src/app.py: %q %v", got, err)
 		}
-		if exists(t, "/containers/dw-"+slug+"/json") || exists(t, "/volumes/dw-"+slug+"-work") {
+		if leftBehind(t, slug) {
 			t.Errorf("the run left its container or volume behind")
 		}
 	})

@@ -272,8 +272,39 @@ func TestE2EDemoCockpit(t *testing.T) {
 	if _, err := os.Stat(crec["worktree"].(string)); !os.IsNotExist(err) {
 		t.Fatalf("the cleaned run's worktree is still there: %v", err)
 	}
+
+	// Reject the next one with feedback: it is resumed with it.
+	p.keys("n")
+	p.waitText("in the accept", 20*time.Second)
+	p.keys("R")
+	p.waitText("Reject with feedback", 10*time.Second)
+	p.typeText("keep the old name as an alias")
+	p.keys("C-s")
+	p.waitText("resumed as ", 60*time.Second)
+	var rejected, resumed string
+	for slug, r := range records(t, home) {
+		if r["verdict"] == "reject" {
+			rejected = slug
+		}
+		if fb, _ := r["feedback"].(string); fb == "keep the old name as an alias" {
+			resumed = slug
+		}
+	}
+	if rejected == "" || resumed == "" || records(t, home)[resumed]["resumed_from"] != rejected {
+		t.Fatalf("rejected %q, resumed %q (from %v)", rejected, resumed, records(t, home)[resumed]["resumed_from"])
+	}
+	if note, _ := records(t, home)[rejected]["note"].(string); note != "keep the old name as an alias" {
+		t.Fatalf("the reject's note = %q", note)
+	}
 	p.keys("q")
 	p.waitText("[exited 0]", 20*time.Second)
+	// The resumed run goes on detached; it ends once its scripted model
+	// is gone with the demo. Let it, before the test's files go.
+	deadline := time.Now().Add(time.Minute)
+	for records(t, home)[resumed]["status"] == "running" && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second)
 }
 
 // headlessRun makes one real finished run under home (the demo's task, in

@@ -26,13 +26,18 @@ type WorkspaceConfig struct {
 	CPUs         float64
 	// PidsLimit caps the container's processes and threads (--pids-limit);
 	// 0 is the default, 512.
-	PidsLimit   int
-	TmpSize     string // e.g. "1g"
-	GitdirSize  string // e.g. "512m"
-	MinFreeMB   int
-	KeepVolume  bool
-	MaxPatchMB  int
-	WithHistory bool
+	PidsLimit  int
+	TmpSize    string // e.g. "1g"
+	GitdirSize string // e.g. "512m"
+	MinFreeMB  int
+	KeepVolume bool
+	// DetachRemoval lets Close return before the daemon has removed the
+	// volumes of a run whose export succeeded (a large tree takes
+	// seconds): a reap marker (LabelReap) stands for them until they are
+	// gone, and the next run, or `runs` reconcile, finishes the job.
+	DetachRemoval bool
+	MaxPatchMB    int
+	WithHistory   bool
 	// Setup, when set, runs in the tree with the network before the worker
 	// starts (--setup).
 	Setup string

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/export"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 )
 
 // Caps of the export when the config gives none (S-1's defaults): an
@@ -57,8 +59,8 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		// The daemon reads the tree by full path, so it cannot export
 		// what lies past PATH_MAX; the server, which walks by directory,
 		// says what that is (a server gone or lying costs only this list).
-		if m, err := s.tb.Measure(ctx, sandbox.Limits{}); err == nil {
-			w.longPaths = m.LongPaths
+		if m, err := s.tb.Budget(ctx); err == nil {
+			w.longPaths = m.LongPaths // the last walk's: no walk more
 		}
 	}
 	if w.wd != nil {
@@ -140,7 +142,18 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	}()
 	var dropped []string
 	dlErr := w.cl.download(ctx, w.names.Container, workDir, func(r io.Reader) error {
-		return rebaseArchive(r, midExport(pw), &dropped)
+		// Buffered: an unbuffered pipe would hand every header and every
+		// small file's bytes over on their own, three goroutine switches
+		// a file. Not when a test pauses mid-export: what passed the
+		// pause point must have reached the lane.
+		if pause.Armed(pause.MidExport) {
+			return rebaseArchive(r, midExport(pw), &dropped)
+		}
+		bw := bufio.NewWriterSize(pw, 256<<10)
+		if err := rebaseArchive(r, bw, &dropped); err != nil {
+			return err
+		}
+		return bw.Flush()
 	})
 	if dlErr != nil {
 		_ = pw.CloseWithError(dlErr) // the extraction fails on a cut stream

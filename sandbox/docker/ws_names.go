@@ -58,6 +58,7 @@ type objectNames struct {
 	WorkVolume  string // dw-<slug>-work: the tree
 	ToolsVolume string // dw-<slug>-tools: the tool server and base objects
 	Setup       string // dw-<slug>-setup: the --setup container
+	Measurer    string // dw-<slug>-measure: measures the tree from outside
 }
 
 // namesFor returns the names of slug's objects.
@@ -71,6 +72,7 @@ func namesFor(slug string) (objectNames, error) {
 		WorkVolume:  base + "-work",
 		ToolsVolume: base + "-tools",
 		Setup:       base + "-setup",
+		Measurer:    base + "-measure",
 	}, nil
 }
 

@@ -108,15 +108,18 @@ func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, 
 	return fin, nil
 }
 
-// removeLeftoverWorker removes the worker container and tools volume a
-// killed run left, each only when it carries the run's label.
+// removeLeftoverWorker removes the worker and measuring containers and
+// the tools volume a killed run left, each only when it carries the
+// run's label.
 func (w *Workspace) removeLeftoverWorker(ctx context.Context, slug string) {
 	names, err := namesFor(slug)
 	if err != nil {
 		return
 	}
-	if info, err := w.cl.inspectContainer(ctx, names.Container); err == nil && info.Config != nil && info.Config.Labels[labelRun] == slug {
-		_ = w.cl.removeContainer(ctx, info.ID) // the volume's removal says if it stays in use
+	for _, name := range []string{names.Container, names.Measurer} {
+		if info, err := w.cl.inspectContainer(ctx, name); err == nil && info.Config != nil && info.Config.Labels[labelRun] == slug {
+			_ = w.cl.removeContainer(ctx, info.ID) // the volume's removal says if it stays in use
+		}
 	}
 	if labels, err := w.cl.volumeLabels(ctx, names.ToolsVolume); err == nil && labels[labelRun] == slug {
 		_ = w.cl.removeVolume(ctx, names.ToolsVolume)

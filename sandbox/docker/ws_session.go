@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/docker/docker/api/types"
-	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/toolbox"
@@ -53,25 +52,10 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 		}
 		w.cfg.trace("upload")
 	}
-	// Attach before start, so not a byte of the server's output is lost
-	// and its stdin is ours from its first instant.
-	s.hijack, err = w.cl.attach(ctx, id)
-	if err != nil {
+	if err := w.attachAndStart(ctx, s); err != nil {
 		return nil, err
 	}
-	if err := w.cl.start(ctx, id); err != nil {
-		s.hijack.Close()
-		close(s.demuxed)
-		return nil, err
-	}
-	pr, pw := io.Pipe()
-	go func() {
-		defer close(s.demuxed)
-		_, err := stdcopy.StdCopy(pw, s.log, s.hijack.Reader)
-		_ = pw.CloseWithError(err) // nil: end of stream for the client
-	}()
 	w.cfg.trace("start")
-	s.tb = toolbox.NewClient(pr, attachStdin{&s.hijack})
 	info, err := s.tb.Hello(ctx, w.cfg.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("start the tool server in %s: %w%s", w.names.Container, err, s.log.suffix())
@@ -125,8 +109,16 @@ func (w *Workspace) checkOutMeanwhile(s *session) {
 	go func() {
 		defer close(w.ready)
 		defer w.wd.bashEnd()
+		// The measurer starts meanwhile: it needs the tools volume, which
+		// the first session filled, and the first call waits for both.
+		outside := make(chan error, 1)
+		go func() { outside <- w.startOutside(context.Background()) }()
 		// Close kills the container, which ends the call at once.
-		w.readyErr = w.initRepo(context.Background(), s, true)
+		err := w.initRepo(context.Background(), s, true)
+		if oerr := <-outside; err == nil {
+			err = oerr
+		}
+		w.readyErr = err
 	}()
 }
 

@@ -58,9 +58,7 @@ func startWatchdog(w *Workspace) *watchdog {
 	ncancel()
 	d.wg.Go(func() { d.watchEvents(ctx) })
 	d.wg.Go(func() { d.poll(ctx) })
-	if c := newVolumeCheck(w, volumeCheckEvery, w.cl.volumeSize); c != nil {
-		d.wg.Go(func() { c.run(ctx) })
-	}
+	d.wg.Go(func() { d.outsideCheck(ctx) })
 	return d
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
@@ -41,8 +43,16 @@ type Workspace struct {
 	// container ended, readyErr set if it failed (checkOutMeanwhile).
 	ready    chan struct{}
 	readyErr error
-	toolbox  Toolbox // for the image's architecture; cleared once uploaded
-	local    bool    // the daemon runs on this machine
+	// meas is the measurer (ws_measurer.go), once started; guarded by mu.
+	meas *session
+	// reaping is the removal of what finished runs left (ReapMarked);
+	// Close waits for it.
+	reaping sync.WaitGroup
+	// discarding is the measurer's removal once the worker stopped.
+	discarding  sync.WaitGroup
+	stopReaping context.CancelFunc
+	toolbox     Toolbox // for the image's architecture; cleared once uploaded
+	local       bool    // the daemon runs on this machine
 
 	// resetMu serialises resets, watchdog kills and the final stop, so a
 	// container is never replaced twice at once.
@@ -144,6 +154,13 @@ func (w *Workspace) open(ctx context.Context) error {
 		}
 	}
 	w.cfg.trace("volumes")
+	// What finished runs left to remove goes meanwhile.
+	rctx, stopReaping := context.WithTimeout(context.Background(), reapTimeout)
+	w.stopReaping = stopReaping
+	w.reaping.Go(func() {
+		defer stopReaping()
+		w.cl.ReapMarked(rctx)
+	})
 	pause.At(pause.Volume)
 	s, err := w.startSession(ctx, true)
 	// The pack and the tool server live in the tools volume now (or never
@@ -164,6 +181,9 @@ func (w *Workspace) open(ctx context.Context) error {
 	}
 	// --setup works on the tree: it must be there first.
 	if err := w.initRepo(ctx, s, true); err != nil {
+		return err
+	}
+	if err := w.startOutside(ctx); err != nil {
 		return err
 	}
 	if err := w.runSetup(ctx); err != nil {
@@ -247,23 +267,33 @@ func (w *Workspace) Close() error {
 	}
 	ctx, cancel := cleanupContext()
 	defer cancel()
-	var errs []error
-	if err := w.removeOwnContainer(ctx, w.names.Setup); err != nil {
-		errs = append(errs, err)
+	w.discarding.Wait()
+	// The containers go at once, each a daemon call of its own.
+	names := []string{w.names.Setup, w.names.Container, w.names.Measurer}
+	cerrs := make([]error, len(names))
+	var removing sync.WaitGroup
+	for i, name := range names {
+		removing.Go(func() { cerrs[i] = w.removeOwnContainer(ctx, name) })
 	}
-	if err := w.removeOwnContainer(ctx, w.names.Container); err != nil {
-		errs = append(errs, err)
-	}
+	removing.Wait()
+	errs := slices.DeleteFunc(cerrs, func(err error) bool { return err == nil })
 	vols := []string{w.names.ToolsVolume}
 	if !keep {
 		vols = append(vols, w.names.WorkVolume)
 	}
-	for _, v := range vols {
-		if err := w.removeOwnVolume(ctx, v); err != nil {
+	if w.cfg.DetachRemoval && w.imageID != "" {
+		if err := w.removeDetached(ctx, vols); err != nil {
 			errs = append(errs, err)
+		}
+	} else {
+		for _, v := range vols {
+			if err := w.removeOwnVolume(ctx, v); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	w.cfg.trace("removed")
+	w.waitReaping()
 	if w.pack != nil {
 		w.pack.Close()
 	}
@@ -280,9 +310,13 @@ func (w *Workspace) stopContainer() {
 	w.resetMu.Lock()
 	defer w.resetMu.Unlock()
 	w.mu.Lock()
-	s := w.sess
-	w.sess = nil
+	s, m := w.sess, w.meas
+	w.sess, w.meas = nil, nil
 	w.mu.Unlock()
+	if m != nil {
+		// It measures only while the worker runs; Close waits for it to go.
+		w.discarding.Go(func() { w.discardSession(m) })
+	}
 	if s == nil {
 		return
 	}
@@ -323,4 +357,24 @@ func (w *Workspace) removeOwnVolume(ctx context.Context, name string) error {
 		return fmt.Errorf("volume %s is not this run's (label %s); left alone", name, labelRun)
 	}
 	return w.cl.removeVolume(ctx, name)
+}
+
+// reapGrace is how long Close lets the removal of what finished runs left
+// go on before it stops it.
+const reapGrace = 300 * time.Millisecond
+
+// waitReaping lets the removal of what finished runs left go on for a
+// moment, then stops it: what it did not finish, the next run does.
+func (w *Workspace) waitReaping() {
+	if w.stopReaping == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() { w.reaping.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(reapGrace):
+		w.stopReaping()
+		<-done
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -83,4 +84,87 @@ func BenchmarkValidate20k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// treeOf is n small files in directories of 100, as a base and as the
+// archive of the same tree, each file's body made by body(i).
+func treeOf(b *testing.B, n int, body func(i int) string) ([]BaseFile, []byte) {
+	b.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	base := make([]BaseFile, 0, n)
+	for i := range n {
+		if i%100 == 0 {
+			if err := tw.WriteHeader(&tar.Header{Name: fmt.Sprintf("d%04d/", i/100), Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		name := fmt.Sprintf("d%04d/f%03d.txt", i/100, i%100)
+		data := body(i)
+		base = append(base, BaseFile{Path: name, Mode: ModeFile, Blob: []byte(fmt.Sprintf("line %d\n", i))})
+		if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(data))}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return base, buf.Bytes()
+}
+
+// benchSync times Sync plus DiffPaths over what it changed, the host side
+// of a docker finalize, into a lane Populate filled with base.
+func benchSync(b *testing.B, base []BaseFile, archive []byte, wantChanged int) {
+	caps := Caps{MaxFiles: 1 << 20, MaxBytes: 2048 << 20}
+	dir := b.TempDir()
+	for i := range b.N {
+		b.StopTimer()
+		dest := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.Mkdir(dest, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dest, ".git"), []byte(gitFileBody), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := Populate(b.Context(), dest, base); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		_, synced, err := Sync(bytes.NewReader(archive), dest, caps, base)
+		if err != nil {
+			b.Fatal(err)
+		}
+		root, err := os.OpenRoot(dest)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := DiffPaths(b.Context(), root, base, synced.Changed, io.Discard, DiffOptions{MaxPatchMB: 10})
+		_ = root.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(synced.Changed) != wantChanged || (wantChanged > 0 && len(d.Files) == 0) {
+			b.Fatalf("%d changed, %d in the diff", len(synced.Changed), len(d.Files))
+		}
+		b.StopTimer()
+		if err := os.RemoveAll(dest); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkSync100kChanged: 100,000 small files, every one changed.
+func BenchmarkSync100kChanged(b *testing.B) {
+	base, archive := treeOf(b, 100000, func(i int) string { return fmt.Sprintf("line %d changed\n", i) })
+	benchSync(b, base, archive, 100000)
+}
+
+// BenchmarkSync20kUnchanged: 20,000 files the worker left as they were.
+func BenchmarkSync20kUnchanged(b *testing.B) {
+	base, archive := treeOf(b, 20000, func(i int) string { return fmt.Sprintf("line %d\n", i) })
+	benchSync(b, base, archive, 0)
 }

@@ -464,3 +464,25 @@ func TestZeroBlocksAreWrittenAsHoles(t *testing.T) {
 		t.Errorf("a trailing hole: %v, %v", fi, err)
 	}
 }
+
+// TestSyncWritesOverInPlace: a base file written over in place ends with
+// exactly the new bytes, shorter or all zeros.
+func TestSyncWritesOverInPlace(t *testing.T) {
+	long := strings.Repeat("x", 200000)
+	zero := string(make([]byte, 200000))
+	before := treeSpec{"a.txt": {body: "long long long\n"}, "b.bin": {body: long}, "c.sh": {body: "echo\n"}}
+	archive := buildTar(t, file("a.txt", "s\n"), file("b.bin", zero), entry{name: "c.sh", body: "echo hi\n", mode: 0o755})
+	l, _, synced := exportBoth(t, before, archive)
+	for name, want := range map[string]string{"a.txt": "s\n", "b.bin": zero, "c.sh": "echo hi\n"} {
+		got, err := os.ReadFile(filepath.Join(l.dest, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %d bytes, %v; want %d bytes", name, len(got), err, len(want))
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(l.dest, "c.sh")); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("c.sh mode %v, %v", fi.Mode(), err)
+	}
+	if !slices.Equal(synced.Changed, []string{"a.txt", "b.bin", "c.sh"}) {
+		t.Errorf("changed %q", synced.Changed)
+	}
+}

@@ -270,6 +270,43 @@ func (l *lane) create(name string, perm fs.FileMode) (*os.File, error) {
 	}
 }
 
+// rewritten names the files rewrite opens whose mode may not be what the
+// new content wants, so it is set.
+const rewritten = "(rewritten)"
+
+// rewrite opens the regular file name, which must have one link only,
+// for writing over from the start (not truncated: see the writer's fill),
+// nothing followed. Anything else
+// there is an error, and the caller replaces it instead. mode is what
+// the file's permission was made (0: unknown); the returned file is
+// named after it (fileMode, execMode or rewritten) so the writer can
+// tell whether a chmod is due.
+func (l *lane) rewrite(name string, mode fs.FileMode) (*os.File, error) {
+	fd, base, err := l.parent(name)
+	if err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: a FIFO there must not block the open (fstat refuses it).
+	f, err := openat(fd, base, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(f, &st); err != nil || kindOf(&st) != unix.S_IFREG || st.Nlink != 1 {
+		_ = unix.Close(f)
+		return nil, errNotBeneath
+	}
+	// Not truncated: the writer overwrites from the start and cuts the
+	// file to its new length at the end, so a file of the same length or
+	// longer frees no block (on a file system mounted with discard, every
+	// freed block costs a TRIM).
+	tag := rewritten
+	if mode != 0 && fs.FileMode(st.Mode&0o777) == mode {
+		tag = mode.String()
+	}
+	return os.NewFile(uintptr(f), tag), nil
+}
+
 // open opens the regular file name for reading, nothing followed.
 func (l *lane) open(name string) (*os.File, error) {
 	fd, base, err := l.parent(name)

@@ -282,10 +282,15 @@ func (s *syncer) compare(data io.Reader, blob []byte) (same bool, n int, chunk [
 
 // replace writes m's file in place of whatever is at its name.
 func (s *syncer) replace(m *member, data io.Reader) *Refusal {
+	s.changed[m.name] = true
+	// A base file in place is rewritten where it is: truncating costs the
+	// file system far less than an unlink and a create.
+	if f, err := s.lane.rewrite(m.name, s.modeOf(m.name)); err == nil {
+		return s.fill(m, f, data)
+	}
 	if ref := s.clear(m.raw, m.name); ref != nil {
 		return ref
 	}
-	s.changed[m.name] = true
 	return s.create(m, data)
 }
 
@@ -361,4 +366,17 @@ func (s *syncer) removeUnseen() error {
 		s.changed[p] = true
 	}
 	return nil
+}
+
+// modeOf is the permission Populate gave base's file at name (0: none).
+func (s *syncer) modeOf(name string) fs.FileMode {
+	switch f := s.base[name]; {
+	case f == nil:
+		return 0
+	case f.Mode == ModeExecutable:
+		return execMode
+	case f.Mode == ModeFile:
+		return fileMode
+	}
+	return 0
 }

@@ -6,6 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 )
 
 const (
@@ -87,9 +90,21 @@ func (w *writer) create(m *member, data io.Reader) *Refusal {
 	if err != nil {
 		return osFailed(m.raw, err, "create "+quoted(m.name))
 	}
-	err = copySparse(f, data, w.buf)
-	if err == nil {
-		err = f.Chmod(perm) // the umask may have narrowed perm
+	return w.fill(m, f, data)
+}
+
+// fill writes data into f, the file for m, sets its mode and closes it.
+func (w *writer) fill(m *member, f *os.File, data io.Reader) *Refusal {
+	perm := fileMode
+	if m.exec {
+		perm = execMode
+	}
+	// A new file gets holes for its zero blocks; one written over keeps
+	// its old bytes wherever nothing is written, so it gets every byte.
+	inPlace := f.Name() != m.name
+	err := copySparse(f, data, w.buf, !inPlace)
+	if err == nil && (umaskNarrows(perm) || (f.Name() != m.name && f.Name() != perm.String())) {
+		err = f.Chmod(perm) // the umask narrowed perm, or the old mode stays
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -119,18 +134,19 @@ func osFailed(member string, err error, what string) *Refusal {
 // zeros is a block of zero bytes to compare data against.
 var zeros = make([]byte, copyBuffer)
 
-// copySparse copies data into the new file f through buf, skipping over
-// every all-zero block instead of writing it: a file the worker made
-// sparse (or that is mostly zeros) takes no more disk in the worktree
-// than in the sandbox, however large it says it is.
-func copySparse(f *os.File, data io.Reader, buf []byte) error {
+// copySparse copies data into f from its start through buf and leaves it
+// exactly data's length. With sparse (a new, empty file) every all-zero
+// block is skipped over instead of written: a file the worker made sparse
+// (or that is mostly zeros) takes no more disk in the worktree than in
+// the sandbox, however large it says it is.
+func copySparse(f *os.File, data io.Reader, buf []byte, sparse bool) error {
 	var size int64
 	holeAtEnd := false
 	for {
 		n, err := io.ReadFull(data, buf)
 		if n > 0 {
 			chunk := buf[:n]
-			if bytes.Equal(chunk, zeros[:n]) {
+			if sparse && bytes.Equal(chunk, zeros[:n]) {
 				if _, serr := f.Seek(int64(n), io.SeekCurrent); serr != nil {
 					return serr
 				}
@@ -145,8 +161,10 @@ func copySparse(f *os.File, data io.Reader, buf []byte) error {
 		}
 		switch {
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			if holeAtEnd {
-				return f.Truncate(size) // a trailing hole sets the size
+			if holeAtEnd || !sparse {
+				// A trailing hole sets the size; a file written over
+				// loses what is left of its old content.
+				return f.Truncate(size)
 			}
 			return nil
 		case err != nil:
@@ -154,3 +172,29 @@ func copySparse(f *os.File, data io.Reader, buf []byte) error {
 		}
 	}
 }
+
+// umaskNarrows reports whether the process's umask takes bits of perm
+// away, so a created file needs a chmod. The umask is read once, from
+// /proc where it is shown; elsewhere every create is followed by a chmod.
+func umaskNarrows(perm fs.FileMode) bool {
+	umaskOnce.Do(func() {
+		umaskBits = 0o777
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					umaskBits = fs.FileMode(n)
+				}
+			}
+		}
+	})
+	return perm&umaskBits != 0
+}
+
+var (
+	umaskOnce sync.Once
+	umaskBits fs.FileMode
+)

@@ -39,6 +39,8 @@ type Budget struct {
 	mu    sync.Mutex
 	bytes int64
 	files int64
+	// long are the last walk's LongPaths.
+	long []string
 
 	// walk is the background walk under way, nil when none.
 	walk *pendingWalk
@@ -118,9 +120,16 @@ func (b *Budget) rebase(ctx context.Context) error {
 		return err
 	}
 	b.mu.Lock()
-	b.bytes, b.files = m.Bytes, m.Entries
+	b.bytes, b.files, b.long = m.Bytes, m.Entries, m.LongPaths
 	b.mu.Unlock()
 	return nil
+}
+
+// LongPaths are the last walk's Measurement.LongPaths (see there).
+func (b *Budget) LongPaths() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.long
 }
 
 // check walks the tree (after bash) and returns a *sandbox.BudgetError for
@@ -135,7 +144,7 @@ func (b *Budget) check(ctx context.Context) error {
 	}
 	// Without a breach the walk went to the end: its totals are whole.
 	b.mu.Lock()
-	b.bytes, b.files = m.Bytes, m.Entries
+	b.bytes, b.files, b.long = m.Bytes, m.Entries, m.LongPaths
 	b.mu.Unlock()
 	return nil
 }

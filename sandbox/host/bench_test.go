@@ -52,6 +52,7 @@ func BenchmarkOpenToReady(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		w.Begin()
 		if _, err := w.client(b.Context()); err != nil {
 			b.Fatal(err)
 		}

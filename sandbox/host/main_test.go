@@ -154,6 +154,7 @@ func open(t testing.TB, cfg Config) *Workspace {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { _ = w.Close() })
+	w.Begin()
 	if _, err := w.client(t.Context()); err != nil {
 		t.Fatalf("start: %v", err)
 	}

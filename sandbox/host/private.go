@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox/workerrepo"
@@ -34,13 +37,25 @@ type privateRepo struct {
 	worktree string
 	// tmp is TMPDIR where the jail has no private /tmp (no jail at all).
 	tmp string
+	// owner holds an exclusive lock on <dir>/.owner while the run lasts:
+	// a directory whose lock anyone can take was left by a run that died
+	// (killed), and the next run removes it (sweepStaleRepos).
+	owner *os.File
 }
+
+// workerDirPrefix starts the name of every worker repository's directory.
+const workerDirPrefix = "dirtywork-worker-"
+
+// staleAge is how old a worker directory without an owner file must be
+// before it counts as left behind: a younger one may be a run's that is
+// being made right now.
+const staleAge = time.Minute
 
 // newPrivateRepo makes the directories of the worker's repository, empty:
 // the base pack comes with fillBase, the git dir from the script run in
 // the jail.
 func newPrivateRepo(worktree string) (privateRepo, error) {
-	dir, err := os.MkdirTemp("", "dirtywork-worker-")
+	dir, err := os.MkdirTemp("", workerDirPrefix)
 	if err != nil {
 		return privateRepo{}, fmt.Errorf("make the worker's repository: %w", err)
 	}
@@ -65,7 +80,47 @@ func newPrivateRepo(worktree string) (privateRepo, error) {
 		_ = os.RemoveAll(dir)
 		return privateRepo{}, fmt.Errorf("make the worker's repository: %w", err)
 	}
+	owner, err := os.OpenFile(filepath.Join(dir, ".owner"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		err = syscall.Flock(int(owner.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
+		if owner != nil {
+			_ = owner.Close()
+		}
+		_ = os.RemoveAll(dir)
+		return privateRepo{}, fmt.Errorf("make the worker's repository: lock it: %w", err)
+	}
+	p.owner = owner
 	return p, nil
+}
+
+// sweepStaleRepos removes the worker repositories that runs which died
+// left in dir (the system's temporary directory): those whose owner lock
+// can be taken, and those old enough that never got one. What cannot be
+// read or removed (another user's) is left alone.
+func sweepStaleRepos(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), workerDirPrefix) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		f, err := os.Open(filepath.Join(path, ".owner"))
+		if err != nil {
+			if info, ierr := e.Info(); ierr == nil && time.Since(info.ModTime()) > staleAge && os.IsNotExist(err) {
+				_ = removeAll(path)
+			}
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			_ = removeAll(path) // its run is gone: nobody holds the lock
+		}
+		_ = f.Close()
+	}
 }
 
 // fillBase packs the base commit (with its history when asked) from the
@@ -94,7 +149,11 @@ func (p *privateRepo) remove() error {
 	if p.dir == "" {
 		return nil
 	}
-	if err := removeAll(p.dir); err != nil {
+	err := removeAll(p.dir)
+	if p.owner != nil {
+		_ = p.owner.Close() // the lock goes last, with the directory gone
+	}
+	if err != nil {
 		return fmt.Errorf("remove the worker's repository %s: %w", p.dir, err)
 	}
 	return nil

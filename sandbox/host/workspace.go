@@ -52,6 +52,10 @@ type Workspace struct {
 	// operatorEnv is the environment dirtywork's own git starts from.
 	operatorEnv []string
 
+	// beginOnce starts the background start once (Begin); beginCtx is
+	// its context.
+	beginOnce sync.Once
+	beginCtx  context.Context
 	// ready is closed once the jail runs and the base tree is checked
 	// out in it, startErr set if that failed; proc and tb are set before.
 	ready    chan struct{}
@@ -120,9 +124,23 @@ func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 		return nil, err
 	}
 	w.watch = newSizeWatch(w.fs, fsops.Limits{MaxBytes: cfg.Limits.MaxBytes, MaxEntries: cfg.Limits.MaxEntries}, w.breach)
-	go w.start(context.WithoutCancel(ctx))
+	w.beginCtx = context.WithoutCancel(ctx)
+	// The start waits for Begin, so that it does not take the CPU from
+	// the way to the first model request; a caller that never says begin
+	// gets it shortly anyway.
+	time.AfterFunc(beginDelay, w.Begin)
 	w.base = readBaseTree(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit)
 	return w, nil
+}
+
+// beginDelay is when the background start begins at the latest.
+const beginDelay = 100 * time.Millisecond
+
+// Begin starts making the worker's repository, the jail and the checkout
+// in the background, if that has not begun: the engine calls it once the
+// first model request is on its way. Idempotent.
+func (w *Workspace) Begin() {
+	w.beginOnce.Do(func() { go w.start(w.beginCtx) })
 }
 
 // resolvePaths resolves the worktree and git dirs, which must exist.
@@ -165,6 +183,8 @@ func (w *Workspace) start(ctx context.Context) {
 }
 
 func (w *Workspace) startJail(ctx context.Context) error {
+	// What killed runs left behind goes first; it costs a directory read.
+	sweepStaleRepos(filepath.Dir(w.private.dir))
 	env := w.operatorEnvMap()
 	home := operatorHome(w.cfg.Home, env)
 	branch := "refs/heads/" + strings.TrimPrefix(w.cfg.Branch, "refs/heads/")
@@ -314,6 +334,11 @@ func (w *Workspace) stopJail() {
 // releases the root. Idempotent.
 func (w *Workspace) Close() error {
 	w.closeOnce.Do(func() {
+		// A start that never began never will: ready says so.
+		w.beginOnce.Do(func() {
+			w.startErr = ErrClosed
+			close(w.ready)
+		})
 		w.watch.stop()
 		w.stopJail()
 		w.mu.Lock()

@@ -108,3 +108,53 @@ func TestWithHistoryGivesTheWholeHistory(t *testing.T) {
 		_ = w.Close()
 	}
 }
+
+// TestCloseBeforeTheStartBegan: a workspace closed before its background
+// start began (a run refused or interrupted at once) ends cleanly.
+func TestCloseBeforeTheStartBegan(t *testing.T) {
+	r := newTestRepo(t)
+	w, err := Open(t.Context(), r.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := w.private.dir
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * beginDelay) // the fallback Begin finds it closed
+	if exists(dir) {
+		t.Error("the worker's repository was made after Close")
+	}
+	if _, err := w.ReadFile(t.Context(), "README.md", 0, 10); err == nil {
+		t.Error("a tool call after Close succeeded")
+	}
+}
+
+// TestStaleWorkerRepositoriesAreSwept: a worker repository a killed run
+// left (no one holds its lock) is removed by the next run; a live run's
+// stays.
+func TestStaleWorkerRepositoriesAreSwept(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	live, err := newPrivateRepo(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = live.remove() }()
+	dead, err := newPrivateRepo(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = dead.owner.Close() // as if its process had died
+	young := filepath.Join(dir, workerDirPrefix+"young")
+	if err := os.Mkdir(young, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sweepStaleRepos(dir)
+	if exists(dead.dir) {
+		t.Error("the dead run's repository is still there")
+	}
+	if !exists(live.dir) || !exists(young) {
+		t.Error("a live (or just made) repository was removed")
+	}
+}

@@ -130,3 +130,22 @@ func TestBashReportsNoLeftoverAfterKillingAdoptedJobs(t *testing.T) {
 		t.Fatalf("the command took %v: the escaped job was waited for", time.Since(start))
 	}
 }
+
+// TestMeasureOnlyServerRefusesTools: a measuring server measures and does
+// nothing else.
+func TestMeasureOnlyServerRefusesTools(t *testing.T) {
+	dir := t.TempDir()
+	c := startPipe(t, ServerConfig{Root: dir, Env: testEnv(), MeasureOnly: true})
+	if _, err := c.WriteFile(t.Context(), "a.txt", "x"); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("write_file: %v, want a refusal", err)
+	}
+	if _, err := c.Bash(t.Context(), "touch b", time.Second); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("bash: %v, want a refusal", err)
+	}
+	if m, err := c.Measure(t.Context(), limitsNone); err != nil || m.Entries != 0 {
+		t.Errorf("measure: %+v, %v", m, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the tree changed: %v", entries)
+	}
+}

@@ -27,6 +27,9 @@ func (s *server) prepare(kind string, raw json.RawMessage) (job, error) {
 	if len(raw) == 0 {
 		return nil, errors.New("missing arguments")
 	}
+	if s.cfg.MeasureOnly && kind != kindHello && kind != kindMeasure {
+		return nil, fmt.Errorf("%s: this server only measures", kind)
+	}
 	switch kind {
 	case kindHello:
 		var a helloArgs
@@ -170,8 +173,11 @@ func (s *server) budgetVerdict(ctx context.Context) (any, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	r := measureResult{EscapingSymlinks: [][]byte{}}
+	r := measureResult{EscapingSymlinks: [][]byte{}, LongPaths: [][]byte{}}
 	r.Bytes, r.Entries = b.Totals()
+	for _, p := range b.LongPaths() {
+		r.LongPaths = append(r.LongPaths, []byte(p))
+	}
 	var be *sandbox.BudgetError
 	switch {
 	case errors.As(err, &be):

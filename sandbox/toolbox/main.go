@@ -35,7 +35,8 @@ const stopGrace = 2 * time.Second
 //
 // Flags: -root DIR (the tree, default /work), -display PATH (the path the
 // model knows it by, default the root), -bash PATH (default /bin/bash),
-// -max-file-bytes N (default 512 MiB, 0 for none). Commands get the
+// -max-file-bytes N (default 512 MiB, 0 for none), -measure-only (refuse
+// everything but hello and measure). Commands get the
 // process's own environment, which whoever starts it sets.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The very first thing: no core dumps, and ptrace and
@@ -61,6 +62,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fl.StringVar(&cfg.Display, "display", "", "absolute path the model knows the tree by (default: -root)")
 	fl.StringVar(&cfg.Bash, "bash", "/bin/bash", "shell commands run with")
 	fl.Int64Var(&cfg.MaxFileBytes, "max-file-bytes", defaultMaxFileBytes, "largest file a command may write (0: no cap)")
+	fl.BoolVar(&cfg.MeasureOnly, "measure-only", false, "answer hello and measure only")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}

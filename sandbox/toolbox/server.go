@@ -43,6 +43,10 @@ type ServerConfig struct {
 	// needs to be its PID namespace's init (pid 1 of a container, or of a
 	// namespace a host jail makes).
 	Subreaper bool
+	// MeasureOnly refuses every request but hello and measure: the
+	// server of a container that only measures a tree it mounts
+	// read-only, from outside the worker's reach.
+	MeasureOnly bool
 }
 
 // Serve answers requests read from in with replies written to out until

@@ -141,8 +141,9 @@ type BashReply struct {
 }
 
 // Budget waits for the server's walk of the tree under way (one follows
-// every command) and returns the budget's totals and, once the tree was
-// past a cap the hello gave, the breach (Violation; kept from then on).
+// every command) and returns the budget's totals, the last walk's long
+// paths and, once the tree was past a cap the hello gave, the breach
+// (Violation; kept from then on).
 // Writing file tools are accounted as they run, so after those it costs
 // a round trip, not a walk.
 func (c *Client) Budget(ctx context.Context) (Measurement, error) {

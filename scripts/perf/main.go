@@ -163,7 +163,7 @@ func measure(bin, repo, home string, script scripted.Script) (sample, error) {
 	err = cmd.Run()
 	end := time.Now()
 	if err != nil {
-		return sample{}, fmt.Errorf("%w\n%s", err, errOut.String())
+		return sample{}, fmt.Errorf("%w\n%s\n%s", err, out.String(), errOut.String())
 	}
 	var payload struct {
 		Status     string `json:"status"`

@@ -257,9 +257,10 @@ type Launched struct {
 type Launcher interface {
 	// Launch starts a run detached (`dirtywork run --detach`).
 	Launch(ctx context.Context, spec LaunchSpec) (Launched, error)
-	// Resume starts a run that continues slug with the reviewer's
-	// feedback (`dirtywork resume --feedback`), detached.
-	Resume(ctx context.Context, slug, feedback string) (Launched, error)
+	// Resume starts a run that continues run with the reviewer's
+	// feedback (`dirtywork resume --feedback`), detached, against the
+	// model server the run used.
+	Resume(ctx context.Context, run Run, feedback string) (Launched, error)
 	// Models lists the model ids the server at baseURL serves.
 	Models(ctx context.Context, baseURL string) ([]string, error)
 }

@@ -108,6 +108,3 @@ func Tabs(s string) string {
 	}
 	return b.String()
 }
-
-// Cells returns the cells [from, to) of a styled line.
-func Cells(s string, from, to int) string { return ansi.Cut(s, from, to) }

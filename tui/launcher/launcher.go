@@ -6,6 +6,7 @@
 package launcher
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -59,9 +60,37 @@ func (l *Launcher) Launch(ctx context.Context, spec backend.LaunchSpec) (backend
 	return l.start(ctx, Args(spec))
 }
 
-// Resume starts `dirtywork resume --detach SLUG --feedback TEXT`.
-func (l *Launcher) Resume(ctx context.Context, slug, feedback string) (backend.Launched, error) {
-	return l.start(ctx, []string{"resume", "--detach", "--feedback", feedback, "--", slug})
+// Resume starts `dirtywork resume --detach --feedback TEXT SLUG` against
+// the model server the run used (resume carries the model, not the
+// server: without --base-url it would ask the default one).
+func (l *Launcher) Resume(ctx context.Context, run backend.Run, feedback string) (backend.Launched, error) {
+	args := []string{"resume", "--detach", "--feedback", feedback}
+	if base := runBaseURL(run.Transcript); base != "" {
+		args = append(args, "--base-url", base)
+	}
+	return l.start(ctx, append(args, "--", run.Slug))
+}
+
+// runBaseURL is the base_url of a transcript's run_start ("" when it
+// cannot be read).
+func runBaseURL(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = f.Close() }() // read only
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		return ""
+	}
+	var start struct {
+		Event   string `json:"event"`
+		BaseURL string `json:"base_url"`
+	}
+	if json.Unmarshal(line, &start) != nil || start.Event != "run_start" {
+		return ""
+	}
+	return start.BaseURL
 }
 
 // start runs a --detach command: it prints {slug, run_dir, transcript,

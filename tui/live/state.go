@@ -35,13 +35,17 @@ type State struct {
 	Status   string
 	// Entries are every event but model progress, in order.
 	Entries []Entry
+	// Version counts the entries applied (progress included): a drawing
+	// of the state is stale when it changes.
+	Version int
 }
 
 // Apply folds one entry into the state.
 func (s *State) Apply(e Entry) {
+	s.Version++
 	switch e.Kind {
 	case KindReset:
-		*s = State{}
+		*s = State{Version: s.Version}
 		return
 	case KindProgress:
 		s.Streaming = true

@@ -48,6 +48,7 @@ func main() {
 	secs := flag.Int("seconds", 10, "how long the live load lasts")
 	nEvents := flag.Int("events", 50000, "events in each of the four transcripts of the memory figure")
 	diffLines := flag.Int("diff-lines", 10000, "lines of the large diff")
+	background := flag.Int("background-runs", 10000, "finished runs in the root beside the four live ones")
 	flag.Parse()
 	tmp, err := os.MkdirTemp("", "dirtywork-perftui-")
 	check(err)
@@ -60,7 +61,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	firstFrame(filepath.Join(tmp, "many"), *nRuns)
-	liveLoad(filepath.Join(tmp, "live"), *rate, time.Duration(*secs)*time.Second)
+	liveLoad(filepath.Join(tmp, "live"), *rate, time.Duration(*secs)*time.Second, *background)
 	memory(filepath.Join(tmp, "mem"), *nEvents)
 	bigDiff(filepath.Join(tmp, "diff"), *diffLines)
 }
@@ -270,8 +271,11 @@ func pct(ds []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
 
-func liveLoad(dir string, rate int, dur time.Duration) {
+func liveLoad(dir string, rate int, dur time.Duration, background int) {
 	r := root(dir)
+	for i := range background {
+		makeRun(r, fmt.Sprintf("old-%05d-1201110000-%08x", i, i), i, false)
+	}
 	var writers []*transcript.Writer
 	for i := range 4 {
 		slug := fmt.Sprintf("live-%d-1201120000-0000000%d", i, i)
@@ -299,7 +303,7 @@ func liveLoad(dir string, rate int, dur time.Duration) {
 		_, _ = p.Run()
 		close(done)
 	}()
-	time.Sleep(time.Second) // the first listing and the follows
+	time.Sleep(3 * time.Second) // the first listing, the watch's first pass and the follows
 
 	var seq int
 	var seqMu sync.Mutex
@@ -361,7 +365,7 @@ func liveLoad(dir string, rate int, dur time.Duration) {
 	<-done
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	fmt.Printf("four live runs, %d events a second each, %s (%d measured events written, %d drawn; %d frames)\n", rate, dur, len(st.written), len(st.eventLat), st.frames)
+	fmt.Printf("four live runs (and %d finished ones in the root), %d events a second each, %s (%d measured events written, %d drawn; %d frames)\n", background, rate, dur, len(st.written), len(st.eventLat), st.frames)
 	fmt.Printf("  event written -> drawn:        p50 %6s  p95 %6s  max %6s   (target p95 < 100 ms)\n",
 		pct(st.eventLat, .5).Round(time.Millisecond), pct(st.eventLat, .95).Round(time.Millisecond), pct(st.eventLat, 1).Round(time.Millisecond))
 	fmt.Printf("  key sent -> drawn:             p50 %6s  p95 %6s  max %6s   (target p95 < 50 ms; %d keys)\n",

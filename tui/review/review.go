@@ -579,14 +579,14 @@ func (m Model) verdictCmd(verdict string, secs float64) tea.Cmd {
 }
 
 func (m Model) rejectFeedbackCmd(feedback string, secs float64) tea.Cmd {
-	store, launcher, slug := m.store, m.launcher, m.run.Slug
+	store, launcher, run, slug := m.store, m.launcher, m.run, m.run.Slug
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 		defer cancel()
 		if err := store.Verdict(ctx, slug, backend.VerdictReject, feedback, secs); err != nil {
 			return DoneMsg{Slug: slug, Action: "reject with feedback", Err: err}
 		}
-		l, err := launcher.Resume(ctx, slug, feedback)
+		l, err := launcher.Resume(ctx, run, feedback)
 		if err != nil {
 			return DoneMsg{Slug: slug, Action: "reject with feedback", Err: fmt.Errorf("verdict recorded, but the resume did not start: %w", err)}
 		}

@@ -33,10 +33,11 @@ type Model struct {
 	styles *theme.Styles
 	keys   *keys.Runs
 
-	items   []runinfo.Item // sorted: group, then newest first
-	visible []int          // indices into items that pass the filter
-	cursor  int            // index into visible
-	offset  int            // first visible row drawn (rows, not lines)
+	items   []runinfo.Item        // sorted: group, then newest first
+	visible []int                 // indices into items that pass the filter
+	cursor  int                   // index into visible
+	groups  map[backend.Phase]int // visible rows per group
+	offset  int                   // first visible row drawn (rows, not lines)
 
 	filter    textinput.Model
 	filtering bool
@@ -164,6 +165,10 @@ func (m *Model) refilter() {
 				m.visible = append(m.visible, i)
 			}
 		}
+	}
+	m.groups = map[backend.Phase]int{}
+	for _, i := range m.visible {
+		m.groups[m.items[i].Phase()]++
 	}
 	m.cursor = min(m.cursor, max(0, len(m.visible)-1))
 	m.clampOffset()
@@ -327,13 +332,7 @@ func (m *Model) SetLaunchKey(k string) { m.launchKey = k }
 
 // heading is a group's heading with its size.
 func (m Model) heading(p backend.Phase) string {
-	n := 0
-	for _, idx := range m.visible {
-		if m.items[idx].Phase() == p {
-			n++
-		}
-	}
-	return fmt.Sprintf("%s (%d)", p, n)
+	return fmt.Sprintf("%s (%d)", p, m.groups[p])
 }
 
 // row draws one run on one line, dropping columns that do not fit.

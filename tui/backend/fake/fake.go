@@ -223,7 +223,8 @@ func (s *Store) Launch(ctx context.Context, spec backend.LaunchSpec) (backend.La
 }
 
 // Resume implements backend.Launcher.
-func (s *Store) Resume(ctx context.Context, slug, feedback string) (backend.Launched, error) {
+func (s *Store) Resume(ctx context.Context, run backend.Run, feedback string) (backend.Launched, error) {
+	slug := run.Slug
 	if err := s.record(ctx, Call{Method: "Resume", Slug: slug, Note: feedback}); err != nil {
 		return backend.Launched{}, err
 	}

@@ -1,0 +1,218 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/toolbox"
+)
+
+// outsideTimeout bounds one outside measurement; a variable so that tests
+// can shorten it.
+var outsideTimeout = 5 * time.Second
+
+// The outside measurement (see measurerSpec).
+const (
+	// outsideEvery is how often the work volume is measured from outside
+	// while a command runs.
+	outsideEvery = time.Second
+	// outsideTimeout bounds one outside measurement; outsideFailures in
+	// a row (timed out, or the measurer gone) stop the run.
+	outsideFailures = 2
+	// measurerPids and measurerMemory bound the measurer: one process
+	// and its threads, and the walk's bookkeeping.
+	measurerPids   = 64
+	measurerMemory = 256 << 20
+)
+
+// measurerSpec is the container that measures the work volume from
+// outside the worker's reach, every second while a command runs: the
+// same tool server binary (from the tools volume) in -measure-only mode,
+// which answers nothing but hello and measure, walking the tree by
+// directory descriptor (so no path is too long for it) and counting bytes
+// and entries as the budget does. The volume is mounted read-only, there
+// is no network, the root file system is read-only, and the only
+// capability is CAP_DAC_READ_SEARCH, as uid 0, so a directory the worker
+// made unreadable is measured too. It runs in a container of its own: no
+// process of the worker's shares its PID namespace or can reach its
+// stream, and its key is not the worker server's.
+//
+// The alternative, measuring the volume's mountpoint from this process,
+// works only for a daemon on this machine whose volume directory this
+// user may read (root); the sidecar works for every daemon, remote ones
+// included, and replaces the daemon's disk-usage walk over every volume
+// (`system df`), which took seconds and failed on long paths.
+func measurerSpec(n objectNames, imageID string, labels map[string]string) containerSpec {
+	noInit := false
+	pids := int64(measurerPids)
+	cfg := &container.Config{
+		Image:        imageID,
+		User:         "0:0",
+		Env:          []string{"PATH=" + pathEnvValue, "LANG=C.UTF-8"},
+		Entrypoint:   []string{toolboxPath},
+		Cmd:          []string{"toolbox", "-root", workDir, "-measure-only"},
+		Labels:       labels,
+		OpenStdin:    true,
+		StdinOnce:    true,
+		AttachStdin:  true,
+		AttachStdout: true,
+		AttachStderr: true,
+	}
+	host := &container.HostConfig{
+		NetworkMode:    "none",
+		ReadonlyRootfs: true,
+		CapDrop:        []string{"ALL"},
+		CapAdd:         []string{"DAC_READ_SEARCH"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		Init:           &noInit,
+		Resources: container.Resources{
+			Memory:     measurerMemory,
+			MemorySwap: measurerMemory,
+			NanoCPUs:   1e9,
+			PidsLimit:  &pids,
+		},
+		Mounts: []mount.Mount{
+			{Type: mount.TypeVolume, Source: n.WorkVolume, Target: workDir, ReadOnly: true},
+			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir, ReadOnly: true},
+		},
+	}
+	return containerSpec{Config: cfg, Host: host}
+}
+
+// startMeasurer creates and starts the measurer once the tools volume
+// holds the tool server; on failure nothing of it is left.
+func (w *Workspace) startMeasurer(ctx context.Context) (_ *session, err error) {
+	spec := measurerSpec(w.names, w.imageID, w.labels)
+	id, err := w.cl.createContainer(ctx, w.names.Measurer, spec)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{id: id, log: &cappedLog{max: maxServerLog}, demuxed: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			w.discardSession(s)
+		}
+	}()
+	if err := w.attachAndStart(ctx, s); err != nil {
+		return nil, err
+	}
+	info, err := s.tb.Hello(ctx, sandbox.Limits{})
+	if err != nil {
+		return nil, fmt.Errorf("start the measurer %s: %w%s", w.names.Measurer, err, s.log.suffix())
+	}
+	if info.PID != 1 || info.UID != 0 || info.Dumpable {
+		return nil, fmt.Errorf("measurer %s runs as uid %d pid %d (dumpable %v), want uid 0, pid 1, not dumpable",
+			w.names.Measurer, info.UID, info.PID, info.Dumpable)
+	}
+	return s, nil
+}
+
+// startOutside starts the measurer, when the run has a cap to hold, and
+// records it for the watchdog. A workspace closed meanwhile discards it.
+func (w *Workspace) startOutside(ctx context.Context) error {
+	if w.cfg.Limits.MaxBytes <= 0 && w.cfg.Limits.MaxEntries <= 0 {
+		return nil
+	}
+	m, err := w.startMeasurer(ctx)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	stopped := w.closed || w.finalized
+	if !stopped {
+		w.meas = m
+	}
+	w.mu.Unlock()
+	if stopped {
+		w.discardSession(m)
+	}
+	w.cfg.trace("measurer")
+	return nil
+}
+
+// currentMeasurer is the measurer, nil before it started or once stopped.
+func (w *Workspace) currentMeasurer() *session {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.meas
+}
+
+// attachAndStart attaches to the created container s.id, starts it and
+// speaks to its tool server through s.tb. Attaching before the start
+// loses not a byte of the server's output, and its stdin is ours from its
+// first instant.
+func (w *Workspace) attachAndStart(ctx context.Context, s *session) error {
+	var err error
+	s.hijack, err = w.cl.attach(ctx, s.id)
+	if err != nil {
+		close(s.demuxed)
+		return err
+	}
+	if err := w.cl.start(ctx, s.id); err != nil {
+		s.hijack.Close()
+		close(s.demuxed)
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		defer close(s.demuxed)
+		_, err := stdcopy.StdCopy(pw, s.log, s.hijack.Reader)
+		_ = pw.CloseWithError(err) // nil: end of stream for the client
+	}()
+	s.tb = toolbox.NewClient(pr, attachStdin{&s.hijack})
+	return nil
+}
+
+// outsideCheck measures the work volume through the measurer while a
+// command runs, at most every outsideEvery, until ctx ends or the run has
+// a violation: a breach of either cap, or outsideFailures measurements in
+// a row that failed (timed out, or the measurer is gone), stops the run.
+func (d *watchdog) outsideCheck(ctx context.Context) {
+	failures := 0
+	last := time.Time{}
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if d.w.currentViolation() != nil {
+			return
+		}
+		m := d.w.currentMeasurer()
+		if _, idle := d.idle(); idle || m == nil || time.Since(last) < outsideEvery {
+			continue
+		}
+		last = time.Now()
+		mctx, cancel := context.WithTimeout(ctx, outsideTimeout)
+		res, err := m.tb.Measure(mctx, d.w.cfg.Limits)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			failures++
+			if failures >= outsideFailures {
+				d.w.recordViolation(fmt.Sprintf("the work volume could not be measured from outside the sandbox (%d tries in a row failed: %v); refusing to run unmeasured",
+					failures, err), kindBudget)
+				return
+			}
+			continue
+		}
+		failures = 0
+		if res.Violation != "" {
+			d.w.recordViolation(fmt.Sprintf("%s (measured from outside the sandbox: %.1f MB, %d entries)",
+				res.Violation, float64(res.Bytes)/(1<<20), res.Entries), kindBudget)
+			return
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package docker
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
+)
+
+// A reap marker is a container labelled LabelReap whose value names the
+// volumes to remove, comma-separated. A run whose export succeeded leaves
+// one instead of waiting for its volumes' removal: the daemon removes a
+// volume holding a large tree while it holds its local driver's lock, for
+// seconds, and every volume call of every run waits meanwhile. The marker
+// empties the work volume itself (it mounts it, deletes what it holds and
+// exits, nothing followed), so that the removal whoever finds the marker
+// makes (the next run, `runs` reconcile) costs nothing: remove the marker
+// once it has exited, then the named volumes that carry the marker's
+// dirtywork.run label (ReapMarked).
+
+// reapTimeout bounds a run's removal of what finished runs left.
+const reapTimeout = 2 * time.Minute
+
+// emptyScript empties /work: whatever the worker made unreadable is opened
+// up first (as its owner), and nothing is followed.
+const emptyScript = `chmod -R u+rwX /work 2>/dev/null; rm -rf /work/* /work/.[!.]* /work/..?* 2>/dev/null; exit 0`
+
+// reapMarkerSpec is the marker for vols of the run labelled by labels; it
+// empties work, when work is not "".
+func reapMarkerSpec(imageID string, labels map[string]string, vols []string, work string) containerSpec {
+	l := map[string]string{LabelReap: strings.Join(vols, ",")}
+	for k, v := range labels {
+		l[k] = v
+	}
+	noInit := false
+	pids := int64(64)
+	spec := containerSpec{
+		Config: &container.Config{
+			Image: imageID, Entrypoint: []string{"/bin/true"}, Labels: l, User: userSpec(),
+			Env: []string{"PATH=" + pathEnvValue},
+		},
+		Host: &container.HostConfig{
+			NetworkMode: "none", ReadonlyRootfs: true, CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"},
+			Init: &noInit, Resources: container.Resources{Memory: measurerMemory, MemorySwap: measurerMemory, PidsLimit: &pids},
+		},
+	}
+	if work != "" {
+		spec.Config.Entrypoint = []string{"/bin/sh", "-c", emptyScript}
+		spec.Host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: work, Target: workDir}}
+	}
+	return spec
+}
+
+// removeDetached leaves vols to a reap marker, which it starts emptying
+// the work volume; it waits for nothing more. When no marker can be made,
+// the volumes are removed at once.
+func (w *Workspace) removeDetached(ctx context.Context, vols []string) error {
+	work := ""
+	if slices.Contains(vols, w.names.WorkVolume) {
+		work = w.names.WorkVolume
+	}
+	marker := w.names.Container + "-reap"
+	id, err := w.cl.createContainer(ctx, marker, reapMarkerSpec(w.imageID, w.labels, vols, work))
+	if err == nil {
+		err = w.cl.start(ctx, id)
+	}
+	if err == nil {
+		return nil
+	}
+	if id != "" {
+		_ = w.cl.removeContainer(ctx, id)
+	}
+	for _, v := range vols {
+		if err := w.removeOwnVolume(ctx, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReapMarked finishes the removals reap markers stand for: a marker that
+// has exited is removed, then each volume it names that carries its
+// dirtywork.run label (never another run's). A marker still emptying its
+// volume is left for later; errors are left for the next reaper.
+func (c *Client) ReapMarked(ctx context.Context) {
+	list, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelReap))})
+	if err != nil {
+		return
+	}
+	for _, m := range list {
+		if m.State == "running" || m.State == "restarting" {
+			continue
+		}
+		slug := m.Labels[labelRun]
+		if c.removeContainer(ctx, m.ID) != nil {
+			continue
+		}
+		for _, v := range strings.Split(m.Labels[LabelReap], ",") {
+			labels, err := c.volumeLabels(ctx, v)
+			if err != nil || slug == "" || labels[labelRun] != slug {
+				continue // gone, unreadable, or not the marker's run: never removed on its word
+			}
+			_ = c.removeVolume(ctx, v)
+		}
+	}
+}
