@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dirtywork/dirtywork/engine/provider"
 	"github.com/dirtywork/dirtywork/sandbox"
@@ -333,5 +334,43 @@ func TestResumeRefusalHintsKeepTheSandboxMode(t *testing.T) {
 	want := "start the Docker daemon (or point DOCKER_HOST at one that runs) (a docker run is resumed in the docker sandbox)"
 	if pe.Hint != want {
 		t.Fatalf("hint %q, want %q", pe.Hint, want)
+	}
+}
+
+// TestResumeRefusesACollidingSlug: the last RE-3 refusal. The new slug's
+// run dir exists already: exit 2, nothing created, the prior run as it
+// was (no resumed_by).
+func TestResumeRefusesACollidingSlug(t *testing.T) {
+	r, prior, _ := priorDockerRun(t)
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.Local)
+	r.Now = func() time.Time { return now }
+	salt := strings.Repeat("\x01", 64)
+	r.slugSalt = strings.NewReader(salt)
+	want, err := transcript.NewSlug("docker task", now, strings.NewReader(salt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Dir(prior.RunDir)
+	if err := os.Mkdir(filepath.Join(runs, want), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(prior.RunDir, "run.json"))
+	_, err = r.Resume(t.Context(), resumeReq(filepath.Base(prior.RunDir)))
+	var pe *PreflightError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "slug collision") {
+		t.Fatalf("%v, want a slug collision refusal", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(prior.RunDir, "run.json"))
+	if string(after) != string(before) {
+		t.Fatalf("the prior run.json changed:\n%s\n%s", before, after)
+	}
+	if got := names(t, prior.Worktree); !slices.Equal(got, []string{".git", "app.txt", "prior.txt"}) {
+		t.Fatalf("the worktree after the refusal: %v", got)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(runs, want)); len(entries) != 0 {
+		t.Fatalf("the colliding dir was written into: %v", entries)
+	}
+	if alive, err := transcript.IsAlive(prior.RunDir); err != nil || alive {
+		t.Fatalf("the prior run is still held alive after the refusal (%v)", err)
 	}
 }

@@ -73,6 +73,9 @@ type Runner struct {
 
 	// docker is the docker sandbox (the real one when its fields are nil).
 	docker dockerBackend
+	// slugSalt is where slugs' random part comes from (crypto/rand when
+	// nil); tests fix it to make a collision.
+	slugSalt io.Reader
 }
 
 func (r *Runner) getenv(k string) string {
@@ -119,6 +122,9 @@ type prepared struct {
 	stderr io.Writer
 	// slug is the run's, once it has one.
 	slug string
+	// stashGone, when set, is closed once a done export's stash is
+	// removed (in the background, while the sandbox closes).
+	stashGone chan struct{}
 }
 
 // Run executes spec. It returns a *PreflightError when the run was refused
@@ -280,7 +286,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	if p.resume != nil {
 		slugTask = p.resume.slugTask // the task's own words, not the resume's
 	}
-	slug, err = transcript.NewSlug(slugTask, r.now(), nil)
+	slug, err = transcript.NewSlug(slugTask, r.now(), r.slugSalt)
 	if err != nil {
 		return nil, refuse("", "make a run slug: %v", err)
 	}
@@ -312,6 +318,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	// whoever sees the run no longer alive finds its result, or knows it
 	// died without one.
 	defer func() {
+		p.waitStashGone()
 		if payload != nil {
 			r.keep(runDir, payload)
 		}

@@ -44,9 +44,16 @@ func (r *Runner) finalizeWork(ctx context.Context, p *prepared, ws sandbox.Works
 	pause.At(pause.Stash)
 	fin, ferr := finalize(ctx, ws)
 	if ferr == nil && fin != nil && fin.ExportStatus == "ok" {
-		if err := os.RemoveAll(stash); err != nil {
-			r.warnf("the export is done, but the stash %s could not be removed: %v (remove it by hand)", stash, err)
-		}
+		// The export holds everything the stash did: it goes, while the
+		// run records its end and the sandbox closes (a large tree takes
+		// seconds). The run's result waits for it (waitStashGone).
+		p.stashGone = make(chan struct{})
+		go func() {
+			defer close(p.stashGone)
+			if err := os.RemoveAll(stash); err != nil {
+				r.warnf("the export is done, but the stash %s could not be removed: %v (remove it by hand)", stash, err)
+			}
+		}()
 		return fin, nil
 	}
 	if err := export.Clear(wt); err != nil {
@@ -104,4 +111,12 @@ func restoreStash(dir, stash string, names []string) error {
 		return fmt.Errorf("remove the emptied stash %s: %w", stash, err)
 	}
 	return nil
+}
+
+// waitStashGone waits for a done export's stash to be removed, if one is
+// being removed.
+func (p *prepared) waitStashGone() {
+	if p.stashGone != nil {
+		<-p.stashGone
+	}
 }

@@ -1,4 +1,4 @@
-//go:build docker && crash
+//go:build docker
 
 package main
 
@@ -47,6 +47,7 @@ func crashScript(slowBash bool) func([]string) any {
 // crashed is a dirtywork process stopped at a pause point.
 type crashed struct {
 	cmd    *exec.Cmd
+	stdout strings.Builder
 	stderr strings.Builder
 }
 
@@ -57,6 +58,7 @@ func (d *dockerRun) startPaused(point string, args ...string) *crashed {
 	c := &crashed{cmd: exec.Command(d.bin, args...)}
 	c.cmd.Env = append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost(), pause.Env+"="+point)
 	c.cmd.WaitDelay = 5 * time.Second
+	c.cmd.Stdout = &c.stdout
 	errPipe, err := c.cmd.StderrPipe()
 	if err != nil {
 		d.t.Fatal(err)
@@ -90,7 +92,7 @@ func (d *dockerRun) startPaused(point string, args ...string) *crashed {
 	case ok := <-announced:
 		if !ok {
 			_ = c.cmd.Wait()
-			d.t.Fatalf("dirtywork %v ended without reaching %s:\n%s", args, point, c.stderr.String())
+			d.t.Fatalf("dirtywork %v ended without reaching %s:\n%s%s", args, point, c.stdout.String(), c.stderr.String())
 		}
 	case <-time.After(3 * time.Minute):
 		d.t.Fatalf("dirtywork %v did not reach %s:\n%s", args, point, c.stderr.String())

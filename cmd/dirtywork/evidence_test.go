@@ -23,15 +23,25 @@ func smallTmpfs(t *testing.T) string {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root (CI runs as root)")
 	}
-	dir := t.TempDir()
+	// Not under /tmp, and unbindable: host-mode jails of other tests bind
+	// /tmp recursively, and must neither meet this mount nor race its
+	// unmounting.
+	dir, err := os.MkdirTemp("/var/tmp", "dirtywork-full-disk-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(dir) })
 	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m,mode=0700"); err != nil {
 		t.Fatalf("mount a tmpfs on %s: %v", dir, err)
 	}
 	t.Cleanup(func() {
-		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+		if err := unix.Unmount(dir, 0); err != nil {
 			t.Errorf("unmount %s: %v", dir, err)
 		}
 	})
+	if err := unix.Mount("", dir, "", unix.MS_UNBINDABLE, ""); err != nil {
+		t.Fatalf("make %s unbindable: %v", dir, err)
+	}
 	return dir
 }
 
