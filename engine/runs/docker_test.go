@@ -122,8 +122,10 @@ func TestReconcileAgainstTheDaemonTouchesOnlyItsRepositorysObjects(t *testing.T)
 	dockerCLI(t, append(append([]string{"volume", "create"}, mine...), "dw-"+slug+"-work")...)
 	// A finished run's exited reap marker and the tools volume it names.
 	dockerCLI(t, append(append([]string{"volume", "create"}, mine...), "dw-"+slug+"-tools")...)
-	dockerCLI(t, append(append([]string{"create", "--name", "dw-" + slug + "-reap", "--network", "none",
-		"--label", docker.LabelReap + "=dw-" + slug + "-tools"}, mine...), "dirtywork-worker:dev", "/bin/true")...)
+	dockerCLI(t, append(append([]string{
+		"create", "--name", "dw-" + slug + "-reap", "--network", "none",
+		"--label", docker.LabelReap + "=dw-" + slug + "-tools",
+	}, mine...), "dirtywork-worker:dev", "/bin/true")...)
 	t.Cleanup(func() {
 		_ = exec.Command("docker", "rm", "-f", "dw-"+slug, "dw-"+slug+"-x", "dw-"+slug+"-reap").Run()
 		_ = exec.Command("docker", "volume", "rm", "-f", "dw-"+slug+"-work", "dw-"+slug+"-tools").Run()
