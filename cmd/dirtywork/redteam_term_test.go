@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// onTerminal runs the CLI as the run's user with stdout and stderr on a
+// pseudo-terminal and returns what reached it and the exit code.
+func (e *escapeRun) onTerminal(args ...string) ([]byte, int) {
+	e.t.Helper()
+	pt, tty := openPTY(e.t)
+	read := make(chan []byte)
+	go func() {
+		var buf bytes.Buffer
+		_, _ = io.Copy(&buf, pt) // ends with EIO once the terminal side closes
+		read <- buf.Bytes()
+	}()
+	cmd := e.command(e.repo, e.bin, args...)
+	cmd.Env = append(cmd.Env, testMainEnv+"=1")
+	cmd.Stdout, cmd.Stderr = tty, tty
+	err := cmd.Run()
+	_ = tty.Close()
+	out := <-read
+	code := 0
+	if err != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	return out, code
+}
+
+// Worker-chosen file names and .gitattributes text carry escape sequences;
+// every host verb that shows them on the operator's terminal must
+// neutralise them: lane list (git status of the lane), runs accept's
+// warnings, errors that quote worker paths.
+func TestWorkerNamesNeverReachTheTerminalRaw(t *testing.T) {
+	e := newEscapeRun(t, nil)
+	// python writes the names: the escapes are bytes the shell would not
+	// pass through a here-string unchanged.
+	payload := e.run([]string{
+		`python3 -c "
+open('evil\x1b]0;owned\x07\x1b[2J\u009b31m.txt','w').write('x\n')
+open('.gitattributes','w').write('* filter=x\x1b]0;owned\x07 diff=y\x1b[2J\n')
+open('run.sh','w').write('#!/bin/sh\n'); import os; os.chmod('run.sh',0o755)
+"; ls`,
+	})
+	if payload["status"] != "completed" {
+		t.Fatalf("payload %v", payload)
+	}
+	slug := filepath.Base(payload["run_dir"].(string))
+	check := func(what string, out []byte) {
+		t.Helper()
+		for _, bad := range []string{"\x1b", "\x07", "\u009b"} {
+			if i := bytes.Index(out, []byte(bad)); i >= 0 {
+				t.Errorf("%s: %q reached the terminal: %q", what, bad, out[max(0, i-300):min(len(out), i+100)])
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{"lane", "list", "--repo", e.repo},
+		{"runs", "list"},
+		{"runs", "show", slug},
+		{"runs", "show", slug, "--diff"},
+		{"runs", "merge", slug, "--dry-run"},
+		{"runs", "accept", slug},
+		{"runs", "show", slug, "--markdown"},
+	} {
+		out, code := e.onTerminal(args...)
+		t.Logf("%s: exit %d", strings.Join(args, " "), code)
+		check(strings.Join(args, " "), out)
+	}
+	_ = os.Remove
+}
