@@ -75,3 +75,32 @@ open('run.sh','w').write('#!/bin/sh\n'); import os; os.chmod('run.sh',0o755)
 	}
 	_ = os.Remove
 }
+
+// The worker's repositories are moved into the run's quarantine whole,
+// config and all. The reviewer who looks there (or a shell prompt with git
+// integration on the way in) runs git in them: nothing of the worker's may
+// run then.
+func TestQuarantinedRepositoriesRunNothing(t *testing.T) {
+	for _, cred := range escapeUsers(t) {
+		t.Run(userName(cred), func(t *testing.T) {
+			e := newEscapeRun(t, cred)
+			touch := "touch " + e.marker
+			payload := e.run([]string{
+				"git init -q evil && git -C evil config core.fsmonitor '" + touch + "' && " +
+					"git init -q --bare sub && git -C sub config core.bare false && git -C sub config core.worktree .. && " +
+					"git -C sub config core.fsmonitor '" + touch + "' && mkdir -p docs && echo 'gitdir: ../sub' > docs/.git; echo planted",
+			})
+			if payload["status"] != "completed" {
+				t.Fatalf("payload %v", payload)
+			}
+			q := filepath.Join(payload["run_dir"].(string), "quarantine")
+			for _, dir := range []string{"evil", "evil/.git", "sub", "docs"} {
+				_ = e.command(filepath.Join(q, dir), "git", "status").Run()
+				e.noMarker("git status in quarantine/" + dir)
+			}
+			if _, err := os.Stat(filepath.Join(q, "evil", ".git", "config")); err != nil {
+				t.Errorf("the quarantined repository's files are gone: %v", err)
+			}
+		})
+	}
+}
