@@ -114,6 +114,9 @@ type prepared struct {
 	// only).
 	jailProbe           *jail.Report
 	hostMemory, hostTmp int64
+	// hostGitdir caps the worker's private git dir in bytes (host mode,
+	// --gitdir-size; 0 is the workspace's default).
+	hostGitdir int64
 	// userSiteCache keeps python's user site across runs (host mode).
 	userSiteCache string
 	// resume is set when the run continues a prior run in its worktree.

@@ -104,3 +104,28 @@ func TestQuarantinedRepositoriesRunNothing(t *testing.T) {
 		})
 	}
 }
+
+// The worker's private git dir lies on the host's disk beside the tree:
+// a fill there is stopped like one in the tree, during the command that
+// makes it and between commands, as the run's user.
+func TestRunGitDirFillIsStopped(t *testing.T) {
+	for _, cred := range escapeUsers(t) {
+		t.Run(userName(cred), func(t *testing.T) {
+			for name, commands := range map[string][]string{
+				"one command": {`gd=$(git rev-parse --absolute-git-dir); for i in $(seq 200); do head -c 1048576 /dev/zero > $gd/fill$i; sleep 0.02; done; echo done > finished`},
+				"in steps":    {`gd=$(git rev-parse --absolute-git-dir); head -c 40M /dev/zero > $gd/a`, `gd=$(git rev-parse --absolute-git-dir); head -c 40M /dev/zero > $gd/b`, "echo done > finished"},
+			} {
+				t.Run(name, func(t *testing.T) {
+					e := newEscapeRun(t, cred)
+					payload := e.run(commands, "--gitdir-size", "50m")
+					if payload["status"] != "budget_exceeded" || !strings.Contains(payload["final_message"].(string), "git dir exceeds 50 MB") {
+						t.Fatalf("payload %v", payload)
+					}
+					if _, err := os.Stat(filepath.Join(payload["worktree"].(string), "finished")); err == nil {
+						t.Error("the run went on past the fill")
+					}
+				})
+			}
+		})
+	}
+}

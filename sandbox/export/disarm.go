@@ -16,16 +16,19 @@ const DisarmedSuffix = ".quarantined"
 // Disarm makes the repositories moved into the quarantine at dest inert:
 // in each of paths (relative to dest, as Quarantine returned them) every
 // entry named HEAD, in any letter case, and every non-directory named
-// .git (a gitfile) is renamed with DisarmedSuffix, nothing followed.
+// .git (a gitfile) below it is renamed with DisarmedSuffix, nothing
+// followed. The entry itself keeps its name, as dropped_git_entries says.
 //
 // Moved whole, a worker's repository keeps its config: a core.fsmonitor,
 // hooks and filters that a host git run anywhere in it would execute, and
 // the reviewer who looks at what was dropped, or a shell prompt with git
 // integration on the way in, runs git exactly there. git takes no
 // directory for a repository without a HEAD (setup.c's is_git_directory),
-// and a gitfile only leads to one, so with both renamed no git anywhere in
-// the quarantine finds a repository; everything else stays byte for byte,
-// for review. Rename HEAD back to use one.
+// and a gitfile only leads to one, so with HEADs renamed no git anywhere in
+// the quarantine finds a repository of the worker's (a moved gitfile can
+// lead only to another quarantined one, or out of the worker's reach);
+// everything else stays byte for byte, for review. Rename HEAD back to use
+// one.
 func Disarm(dest string, paths []string) error {
 	if len(paths) == 0 {
 		return nil
@@ -36,15 +39,16 @@ func Disarm(dest string, paths []string) error {
 	}
 	defer func() { _ = q.Close() }()
 	for _, p := range paths {
-		if err := disarmAt(q, p); err != nil {
+		if err := disarmAt(q, p, true); err != nil {
 			return fmt.Errorf("disarm %s in the quarantine: %w", quoted(p), err)
 		}
 	}
 	return nil
 }
 
-// disarmAt disarms the entry p of q and, for a directory, what it holds.
-func disarmAt(q *lane, p string) error {
+// disarmAt disarms the entry p of q and, for a directory, what it holds;
+// top is set for the moved entry itself.
+func disarmAt(q *lane, p string, top bool) error {
 	st, err := q.lstat(p)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
@@ -54,7 +58,7 @@ func disarmAt(q *lane, p string) error {
 	}
 	isDir := kindOf(&st) == unix.S_IFDIR
 	name := path.Base(p)
-	if strings.EqualFold(name, "head") || !isDir && strings.EqualFold(name, ".git") {
+	if strings.EqualFold(name, "head") || !top && !isDir && strings.EqualFold(name, ".git") {
 		return renameAside(q, p)
 	}
 	if !isDir {
@@ -66,7 +70,7 @@ func disarmAt(q *lane, p string) error {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		if err := disarmAt(q, p+"/"+n); err != nil {
+		if err := disarmAt(q, p+"/"+n, false); err != nil {
 			return err
 		}
 	}

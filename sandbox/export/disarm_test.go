@@ -49,7 +49,7 @@ func TestDisarmedQuarantineRunsNoGit(t *testing.T) {
 		}
 	}
 	// What was there is kept, HEAD beside its old name.
-	for _, p := range []string{"evil/.git/config", "evil/.git/HEAD" + DisarmedSuffix, "sub/HEAD" + DisarmedSuffix, "link/.git" + DisarmedSuffix} {
+	for _, p := range []string{"evil/.git/config", "evil/.git/HEAD" + DisarmedSuffix, "sub/HEAD" + DisarmedSuffix, "link/.git"} {
 		if _, err := os.Lstat(filepath.Join(q, p)); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
