@@ -7,8 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
@@ -39,8 +39,7 @@ func isTerminal(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(f.Fd())
 }
 
 // safeText returns s neutralised for a terminal when w is one.

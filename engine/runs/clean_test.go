@@ -191,6 +191,34 @@ func TestCleanNeverLosesWork(t *testing.T) {
 	mustContain(t, r, "absent-worktree: ", "parked: refs/dirtywork/parked/handgone", "removed-branch: dirtywork/handgone")
 }
 
+// A lane that never received a tree (only its .git file: a run killed
+// before its checkout or export) has nothing to park: no parked ref that
+// would read as the deletion of every file.
+func TestCleanParksNothingOfALaneThatNeverGotATree(t *testing.T) {
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "empty", nil)
+	entries, err := os.ReadDir(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range entries {
+		if en.Name() != ".git" {
+			if err := os.RemoveAll(filepath.Join(wt, en.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r := e.store.Clean(t.Context(), "empty", CleanOptions{})
+	if r.Skipped() {
+		t.Fatalf("clean skipped:\n%s", actions(r))
+	}
+	mustContain(t, r, "removed-worktree: ", "removed-branch: dirtywork/empty")
+	if out := git(t, repo, "for-each-ref", "refs/dirtywork/parked/"); out != "" {
+		t.Errorf("parked %q", out)
+	}
+}
+
 func TestCleanRefusesWorktreesThatAreNotTheRuns(t *testing.T) {
 	e := newEnv(t)
 	repo := newRepo(t)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,10 +120,15 @@ func TestReconcileAgainstTheDaemonTouchesOnlyItsRepositorysObjects(t *testing.T)
 	dockerCLI(t, append(append([]string{"create", "--name", "dw-" + slug, "--network", "none"}, mine...), "dirtywork-worker:dev", "/bin/true")...)
 	dockerCLI(t, append(append([]string{"create", "--name", "dw-" + slug + "-x", "--network", "none"}, theirs...), "dirtywork-worker:dev", "/bin/true")...)
 	dockerCLI(t, append(append([]string{"volume", "create"}, mine...), "dw-"+slug+"-work")...)
-	dockerCLI(t, append(append([]string{"volume", "create", "--label", docker.LabelReap + "=1"}, mine...), "dw-"+slug+"-reap")...)
+	// A finished run's exited reap marker and the tools volume it names.
+	dockerCLI(t, append(append([]string{"volume", "create"}, mine...), "dw-"+slug+"-tools")...)
+	dockerCLI(t, append(append([]string{
+		"create", "--name", "dw-" + slug + "-reap", "--network", "none",
+		"--label", docker.LabelReap + "=dw-" + slug + "-tools",
+	}, mine...), "dirtywork-worker:dev", "/bin/true")...)
 	t.Cleanup(func() {
-		_ = exec.Command("docker", "rm", "-f", "dw-"+slug, "dw-"+slug+"-x").Run()
-		_ = exec.Command("docker", "volume", "rm", "-f", "dw-"+slug+"-work", "dw-"+slug+"-reap").Run()
+		_ = exec.Command("docker", "rm", "-f", "dw-"+slug, "dw-"+slug+"-x", "dw-"+slug+"-reap").Run()
+		_ = exec.Command("docker", "volume", "rm", "-f", "dw-"+slug+"-work", "dw-"+slug+"-tools").Run()
 	})
 	// One finished run of the repository, so reconcile looks at it.
 	e.addLaneRun(repo, slug+"-done", map[string]any{"sandbox": "none"})
@@ -131,8 +137,10 @@ func TestReconcileAgainstTheDaemonTouchesOnlyItsRepositorysObjects(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equal(rep.Removed, []string{"dw-" + slug, "dw-" + slug + "-reap"}) && !equal(rep.Removed, []string{"dw-" + slug + "-reap", "dw-" + slug}) {
-		t.Errorf("removed %v (failed %v)", rep.Removed, rep.Failed)
+	removed := slices.Clone(rep.Removed)
+	slices.Sort(removed)
+	if want := []string{"dw-" + slug, "dw-" + slug + "-reap", "dw-" + slug + "-tools"}; !equal(removed, want) {
+		t.Errorf("removed %v, want %v (failed %v)", removed, want, rep.Failed)
 	}
 	if out := dockerCLI(t, "ps", "-a", "-q", "--filter", "name=^dw-"+slug+"-x$"); out == "" {
 		t.Error("a container of a repository no record names was removed")

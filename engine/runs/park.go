@@ -31,11 +31,17 @@ func (s *Store) park(ctx context.Context, repo, slug, commit string) (string, er
 
 // snapshotForPark commits the lane's uncommitted files (config-neutral
 // plumbing, on a temporary index) on top of its branch tip, or returns
-// the tip when there is nothing uncommitted.
+// the tip when there is nothing uncommitted. A lane holding nothing but
+// its .git file has nothing uncommitted: no tree ever reached it (a run
+// killed before its checkout or export), and an empty tree parked over
+// the tip would read as the deletion of every file, as snapshot refuses.
 func (s *Store) snapshotForPark(ctx context.Context, run *Run, l *lane) (commit string, dirty bool, err error) {
 	from := l.tip
 	if from == "" {
 		from = run.Record.BaseCommit
+	}
+	if onlyGitFile(l.worktree) {
+		return from, false, nil
 	}
 	t, err := s.tree(ctx, l, from)
 	if err != nil {

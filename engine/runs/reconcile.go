@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -105,12 +106,34 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 	if derr != nil {
 		rep.Failed = append(rep.Failed, "docker: "+derr.Error())
 	}
+	// Reap markers stand for volume removals a finished run handed off
+	// after its export succeeded: once a marker has exited, it and the
+	// volumes it names that carry its run's label go. One still running
+	// is emptying its volume; the next reaper takes it.
+	reapVols := map[string]string{} // volume -> the slug of the marker naming it
+	for _, c := range cs {
+		names, ok := c.Labels[docker.LabelReap]
+		if !ok || !ours[c.Labels[docker.LabelRepo]] || c.Run() == "" || c.State == "running" || c.State == "restarting" {
+			continue
+		}
+		for _, v := range strings.Split(names, ",") {
+			if v != "" {
+				reapVols[v] = c.Run()
+			}
+		}
+		rep.Orphans = append(rep.Orphans, Orphan{
+			Kind: "reap-marker", Name: c.Name, Slug: c.Run(), Action: "reap",
+			Detail: "a finished run's handed-off volume removal (" + names + "): the marker and those volumes go",
+		})
+	}
 	for _, c := range cs {
 		slug := c.Run()
 		run := bySlug[slug]
 		switch {
 		case !ours[c.Labels[docker.LabelRepo]]:
 			continue
+		case c.Labels[docker.LabelReap] != "":
+			continue // a reap marker, judged above
 		case crashed[slug]:
 			continue
 		case run != nil && (run.Alive || run.Record.Status == StatusRunning):
@@ -128,7 +151,7 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 	for _, v := range vs {
 		slug := v.Run()
 		run := bySlug[slug]
-		reap := v.Labels[docker.LabelReap] == "1"
+		reap := slug != "" && reapVols[v.Name] == slug
 		if !ours[v.Labels[docker.LabelRepo]] {
 			continue
 		}
@@ -138,10 +161,10 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 		_, vols, _ := docker.RunObjectNames(slug)
 		tools := len(vols) == 2 && v.Name == vols[1]
 		switch {
-		case v.Labels[docker.LabelReap] == "1":
+		case reap:
 			rep.Orphans = append(rep.Orphans, Orphan{
 				Kind: "volume", Name: v.Name, Slug: slug, Action: "remove",
-				Detail: "left to be reaped (" + docker.LabelReap + "=1): a removal the sandbox handed off",
+				Detail: "handed off by its run's reap marker: the run's export had succeeded",
 			})
 		case tools:
 			rep.Orphans = append(rep.Orphans, Orphan{
@@ -175,21 +198,35 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 	if opts.DryRun {
 		return rep, nil
 	}
-	for _, o := range rep.Orphans {
+	// The markers go last, once the volumes they stand for are gone: a
+	// volume whose removal failed keeps its marker for the next reaper.
+	orphans := slices.Clone(rep.Orphans)
+	keepMarker := map[string]bool{}
+	sort.SliceStable(orphans, func(i, j int) bool { return orphans[i].Action != "reap" && orphans[j].Action == "reap" })
+	for _, o := range orphans {
 		switch o.Action {
+		case "reap":
+			if keepMarker[o.Slug] {
+				continue
+			}
+			if err := s.docker.RemoveContainer(ctx, o.Name, map[string]string{docker.LabelRun: o.Slug}); err != nil {
+				rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
+			} else {
+				rep.Removed = append(rep.Removed, o.Name)
+			}
 		case "clean":
 			rep.Cleaned = append(rep.Cleaned, s.Clean(ctx, o.Slug, CleanOptions{Force: true, KeepTranscript: true}))
 		case "remove":
 			want := map[string]string{docker.LabelRun: o.Slug}
-			if o.Kind == "volume" && strings.Contains(o.Detail, docker.LabelReap) {
-				want[docker.LabelReap] = "1"
-			}
 			remove := s.docker.RemoveContainer
 			if o.Kind == "volume" {
 				remove = s.docker.RemoveVolume
 			}
 			if err := remove(ctx, o.Name, want); err != nil {
 				rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
+				if slug := reapVols[o.Name]; slug != "" {
+					keepMarker[slug] = true
+				}
 			} else {
 				rep.Removed = append(rep.Removed, o.Name)
 			}

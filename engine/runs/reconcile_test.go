@@ -148,23 +148,56 @@ func mustRepo(t *testing.T, path string) gitops.Repo {
 func TestReconcileReapsHandedOffVolumeRemovals(t *testing.T) {
 	e := newEnv(t)
 	repo := newRepo(t)
+	e.addLaneRun(repo, "done", map[string]any{"sandbox": "docker", "export_status": "ok"})
 	e.addLaneRun(repo, "live", map[string]any{"status": "running"})
 	lock, err := transcript.AcquireLiveness(filepath.Join(e.root, "live"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = lock.Release() }()
-	e.docker.addVolume("dw-live-reap1", "live", repo)
-	e.docker.volumes["dw-live-reap1"].Labels[docker.LabelReap] = "1"
+	// The finished run's exited marker names its work and tools volumes;
+	// a marker naming the live run's volume is a forgery (another run's
+	// label) and removes nothing but itself; a marker still emptying its
+	// volume is left for later.
+	e.docker.addContainer("dw-done-reap", "exited", "done", repo)
+	e.docker.containers["dw-done-reap"].Labels[docker.LabelReap] = "dw-done-work,dw-done-tools"
+	e.docker.addVolume("dw-done-work", "done", repo)
+	e.docker.addVolume("dw-done-tools", "done", repo)
+	e.docker.addContainer("dw-forged-reap", "exited", "forged", repo)
+	e.docker.containers["dw-forged-reap"].Labels[docker.LabelReap] = "dw-live-work"
 	e.docker.addVolume("dw-live-work", "live", repo)
+	e.docker.addContainer("dw-busy-reap", "running", "busy", repo)
+	e.docker.containers["dw-busy-reap"].Labels[docker.LabelReap] = "dw-busy-work"
+	e.docker.addVolume("dw-busy-work", "busy", repo)
+
+	dry, err := e.store.Reconcile(t.Context(), ReconcileOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dry.Removed) != 0 || len(e.docker.volumes) != 4 {
+		t.Fatalf("a dry run removed %v", dry.Removed)
+	}
 	rep, err := e.store.Reconcile(t.Context(), ReconcileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.docker.volumes["dw-live-reap1"]; ok || !equal(rep.Removed, []string{"dw-live-reap1"}) {
-		t.Errorf("removed %v", rep.Removed)
+	for _, gone := range []string{"dw-done-work", "dw-done-tools"} {
+		if _, ok := e.docker.volumes[gone]; ok {
+			t.Errorf("%s was not reaped (removed %v, failed %v)", gone, rep.Removed, rep.Failed)
+		}
+	}
+	for _, name := range []string{"dw-done-reap", "dw-forged-reap"} {
+		if _, ok := e.docker.containers[name]; ok {
+			t.Errorf("the exited marker %s is still there", name)
+		}
 	}
 	if _, ok := e.docker.volumes["dw-live-work"]; !ok {
-		t.Error("a live run's volume was removed")
+		t.Error("a marker naming another run's volume removed it")
+	}
+	if _, ok := e.docker.containers["dw-busy-reap"]; !ok {
+		t.Error("a marker still emptying its volume was removed")
+	}
+	if _, ok := e.docker.volumes["dw-busy-work"]; !ok {
+		t.Error("the volume of a marker still emptying it was removed")
 	}
 }

@@ -15,8 +15,11 @@ import (
 const (
 	LabelRun  = labelRun
 	LabelRepo = labelRepo
-	// LabelReap=1 marks a volume whose removal was handed off: with no
-	// container using it, anyone may remove it.
+	// LabelReap marks a reap marker: a container standing for the removal
+	// of the volumes its value names (comma-separated), which a run whose
+	// export succeeded handed off (see ws_reap.go). Once the marker has
+	// exited, the marker and each named volume carrying the marker's
+	// dirtywork.run label may be removed.
 	LabelReap = "dirtywork.reap"
 )
 
@@ -24,15 +27,17 @@ const (
 // repository at repoRoot carry.
 func RepoLabel(repoRoot string) string { return repoLabel(repoRoot) }
 
-// RunObjectNames are the names of the container and volumes a docker run
-// with slug creates: dw-<slug>, dw-<slug>-work, dw-<slug>-tools and the
-// setup container dw-<slug>-setup.
+// RunObjectNames are the names of the containers and volumes a docker run
+// with slug creates: the worker dw-<slug>, the setup container
+// dw-<slug>-setup, the export container dw-<slug>-export, the measurer
+// dw-<slug>-measure and the reap marker dw-<slug>-reap; the volumes
+// dw-<slug>-work and dw-<slug>-tools.
 func RunObjectNames(slug string) (containers, volumes []string, err error) {
 	n, err := namesFor(slug)
 	if err != nil {
 		return nil, nil, err
 	}
-	return []string{n.Container, n.Setup, n.Container + "-export"}, []string{n.WorkVolume, n.ToolsVolume}, nil
+	return []string{n.Container, n.Setup, n.Container + "-export", n.Measurer, n.Container + "-reap"}, []string{n.WorkVolume, n.ToolsVolume}, nil
 }
 
 // Labelled is a container or volume carrying the dirtywork.run label.

@@ -72,7 +72,10 @@ func TestLiveOutsideMeasurementCountsEntries(t *testing.T) {
 // A measurer that stops answering (paused) stops the run after two
 // measurements in a row time out: never silence.
 func TestLiveOutsideMeasurementTimingOutIsAViolation(t *testing.T) {
-	defer func(d time.Duration) { outsideTimeout = d }(outsideTimeout)
+	// Restored by a cleanup registered before the workspace's own, so it
+	// runs after the workspace (and its watchdog) stopped reading it.
+	saved := outsideTimeout
+	t.Cleanup(func() { outsideTimeout = saved })
 	outsideTimeout = time.Second
 	slug := newSlug(t)
 	r := newLiveRepo(t, slug, map[string]string{"a.txt": "a\n"})

@@ -85,7 +85,10 @@ func TestLiveTimeoutAndReset(t *testing.T) {
 // watchdog's listing between commands, and the next command's end resets
 // the container; without one, commands never reset.
 func TestLiveStrayOutsideServer(t *testing.T) {
-	defer func(d time.Duration) { strayEvery = d }(strayEvery)
+	// Restored by a cleanup registered before the workspace's own, so it
+	// runs after the workspace (and its watchdog) stopped reading it.
+	saved := strayEvery
+	t.Cleanup(func() { strayEvery = saved })
 	strayEvery = 100 * time.Millisecond
 	slug := newSlug(t)
 	r := newLiveRepo(t, slug, map[string]string{"a.txt": "a\n"})

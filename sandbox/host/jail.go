@@ -75,7 +75,10 @@ func (w *Workspace) chooseJail(ctx context.Context) error {
 	}
 	w.info = Info{
 		Backend: "host", Layers: layersOf(j), Network: network,
-		PidsLimit: w.cfg.PidsLimit, Memory: w.cfg.MemoryBytes, TmpSize: w.cfg.TmpBytes,
+		// What the jail holds to: its defaults where the config gives none.
+		PidsLimit:     orDefault(w.cfg.PidsLimit, jail.DefaultPidsLimit),
+		Memory:        orDefault(w.cfg.MemoryBytes, jail.DefaultMemory),
+		TmpSize:       orDefault(w.cfg.TmpBytes, jail.DefaultTmpSize),
 		MaxWorktreeMB: w.cfg.Limits.MaxBytes >> 20, MaxWorktreeFiles: w.cfg.Limits.MaxEntries,
 		WithHistory: w.cfg.WithHistory, PrivateGit: true, Warning: warning,
 	}
@@ -167,4 +170,12 @@ const toolboxArg = "__toolbox"
 // isToolboxArgs reports whether args (os.Args) start the tool server.
 func isToolboxArgs(args []string) bool {
 	return len(args) > 1 && strings.EqualFold(args[1], toolboxArg)
+}
+
+// orDefault is v, or def when v is zero.
+func orDefault[T int | int64](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
 }

@@ -34,6 +34,11 @@ func ProbeJail(ctx context.Context, file string, dirs ...string) jail.Report {
 		}
 	}
 	report := jail.Probe(ctx, dirs...)
+	if report.Err() != nil && ctx.Err() == nil {
+		// Once more before a refusal: building a jail copies mounts, which
+		// can fail while another process changes them at the same moment.
+		report = jail.Probe(ctx, dirs...)
+	}
 	if file != "" && report.Err() == nil && len(report.Layers) > 0 {
 		writeProbeCache(file, probeCache{Key: key, Report: report})
 	}
