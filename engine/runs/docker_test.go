@@ -126,6 +126,7 @@ func TestReconcileAgainstTheDaemonTouchesOnlyItsRepositorysObjects(t *testing.T)
 		"create", "--name", "dw-" + slug + "-reap", "--network", "none",
 		"--label", docker.LabelReap + "=dw-" + slug + "-tools",
 	}, mine...), "dirtywork-worker:dev", "/bin/true")...)
+	dockerCLI(t, "start", "-a", "dw-"+slug+"-reap") // the marker has done its work and exited
 	t.Cleanup(func() {
 		_ = exec.Command("docker", "rm", "-f", "dw-"+slug, "dw-"+slug+"-x", "dw-"+slug+"-reap").Run()
 		_ = exec.Command("docker", "volume", "rm", "-f", "dw-"+slug+"-work", "dw-"+slug+"-tools").Run()

@@ -110,21 +110,31 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 	// after its export succeeded: once a marker has exited, it and the
 	// volumes it names that carry its run's label go. One still running
 	// is emptying its volume; the next reaper takes it.
-	reapVols := map[string]string{} // volume -> the slug of the marker naming it
+	reapVols := map[string]string{} // volume -> the slug of the exited marker naming it
+	emptying := map[string]bool{}   // volumes a marker still works on
 	for _, c := range cs {
 		names, ok := c.Labels[docker.LabelReap]
-		if !ok || !ours[c.Labels[docker.LabelRepo]] || c.Run() == "" || c.State == "running" || c.State == "restarting" {
+		if !ok || !ours[c.Labels[docker.LabelRepo]] || c.Run() == "" {
 			continue
 		}
+		done := c.State == "exited" || c.State == "dead"
 		for _, v := range strings.Split(names, ",") {
-			if v != "" {
+			switch {
+			case v == "":
+			case done:
 				reapVols[v] = c.Run()
+			default:
+				emptying[v] = true
 			}
 		}
-		rep.Orphans = append(rep.Orphans, Orphan{
+		o := Orphan{
 			Kind: "reap-marker", Name: c.Name, Slug: c.Run(), Action: "reap",
 			Detail: "a finished run's handed-off volume removal (" + names + "): the marker and those volumes go",
-		})
+		}
+		if !done {
+			o.Action, o.Detail = "report", "a finished run's volume removal in progress (the marker is "+c.State+"): the next reconcile or run finishes it"
+		}
+		rep.Orphans = append(rep.Orphans, o)
 	}
 	for _, c := range cs {
 		slug := c.Run()
@@ -152,8 +162,8 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 		slug := v.Run()
 		run := bySlug[slug]
 		reap := slug != "" && reapVols[v.Name] == slug
-		if !ours[v.Labels[docker.LabelRepo]] {
-			continue
+		if !ours[v.Labels[docker.LabelRepo]] || emptying[v.Name] {
+			continue // not ours, or its marker is still emptying it
 		}
 		if !reap && (crashed[slug] || (run != nil && (run.Alive || run.Record.Status == StatusRunning))) {
 			continue
@@ -198,18 +208,20 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 	if opts.DryRun {
 		return rep, nil
 	}
-	// The markers go last, once the volumes they stand for are gone: a
-	// volume whose removal failed keeps its marker for the next reaper.
+	// The markers go first: a container, exited or not, keeps the volumes
+	// it mounts in use. The volumes of a marker that could not be removed
+	// wait for the next reaper.
 	orphans := slices.Clone(rep.Orphans)
-	keepMarker := map[string]bool{}
-	sort.SliceStable(orphans, func(i, j int) bool { return orphans[i].Action != "reap" && orphans[j].Action == "reap" })
+	markerStays := map[string]bool{}
+	sort.SliceStable(orphans, func(i, j int) bool { return orphans[i].Action == "reap" && orphans[j].Action != "reap" })
 	for _, o := range orphans {
+		if slug := reapVols[o.Name]; o.Kind == "volume" && slug != "" && markerStays[slug] {
+			continue
+		}
 		switch o.Action {
 		case "reap":
-			if keepMarker[o.Slug] {
-				continue
-			}
 			if err := s.docker.RemoveContainer(ctx, o.Name, map[string]string{docker.LabelRun: o.Slug}); err != nil {
+				markerStays[o.Slug] = true
 				rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
 			} else {
 				rep.Removed = append(rep.Removed, o.Name)
@@ -224,9 +236,6 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 			}
 			if err := remove(ctx, o.Name, want); err != nil {
 				rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
-				if slug := reapVols[o.Name]; slug != "" {
-					keepMarker[slug] = true
-				}
 			} else {
 				rep.Removed = append(rep.Removed, o.Name)
 			}

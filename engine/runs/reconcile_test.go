@@ -169,12 +169,16 @@ func TestReconcileReapsHandedOffVolumeRemovals(t *testing.T) {
 	e.docker.addContainer("dw-busy-reap", "running", "busy", repo)
 	e.docker.containers["dw-busy-reap"].Labels[docker.LabelReap] = "dw-busy-work"
 	e.docker.addVolume("dw-busy-work", "busy", repo)
+	e.docker.addContainer("dw-new-reap", "created", "new", repo)
+	e.docker.containers["dw-new-reap"].Labels[docker.LabelReap] = "dw-new-work,dw-new-tools"
+	e.docker.addVolume("dw-new-work", "new", repo)
+	e.docker.addVolume("dw-new-tools", "new", repo)
 
 	dry, err := e.store.Reconcile(t.Context(), ReconcileOptions{DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(dry.Removed) != 0 || len(e.docker.volumes) != 4 {
+	if len(dry.Removed) != 0 || len(e.docker.volumes) != 6 {
 		t.Fatalf("a dry run removed %v", dry.Removed)
 	}
 	rep, err := e.store.Reconcile(t.Context(), ReconcileOptions{})
@@ -197,7 +201,15 @@ func TestReconcileReapsHandedOffVolumeRemovals(t *testing.T) {
 	if _, ok := e.docker.containers["dw-busy-reap"]; !ok {
 		t.Error("a marker still emptying its volume was removed")
 	}
-	if _, ok := e.docker.volumes["dw-busy-work"]; !ok {
-		t.Error("the volume of a marker still emptying it was removed")
+	for _, v := range []string{"dw-busy-work", "dw-new-work", "dw-new-tools"} {
+		if _, ok := e.docker.volumes[v]; !ok {
+			t.Errorf("%s, named by a marker that has not exited, was removed", v)
+		}
+	}
+	if _, ok := e.docker.containers["dw-new-reap"]; !ok {
+		t.Error("a marker not yet started was removed")
+	}
+	if len(rep.Failed) != 0 {
+		t.Errorf("a removal in progress counted as a failure: %v", rep.Failed)
 	}
 }
