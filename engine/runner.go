@@ -469,7 +469,8 @@ func (r *Runner) runLoop(ctx context.Context, p *prepared, ws sandbox.Workspace,
 	if spec.VerifyCommand != "" {
 		loop.Verify = &VerifyConfig{
 			Command: spec.VerifyCommand, Rounds: spec.VerifyRounds,
-			Timeout: time.Duration(spec.VerifyTimeout) * time.Second,
+			Timeout:   time.Duration(spec.VerifyTimeout) * time.Second,
+			FreshHome: spec.Sandbox == "docker",
 		}
 	}
 	return loop.Run(ctx, system, spec.Task)

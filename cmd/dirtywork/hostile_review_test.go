@@ -106,19 +106,29 @@ func TestQuarantinedRepositoriesRunNothing(t *testing.T) {
 }
 
 // The worker's private git dir lies on the host's disk beside the tree:
-// a fill there is stopped like one in the tree, during the command that
-// makes it and between commands, as the run's user.
+// a fill there (bytes or entries) is stopped like one in the tree, during
+// the command that makes it and between commands, as the run's user.
 func TestRunGitDirFillIsStopped(t *testing.T) {
+	gd := "gd=$(git rev-parse --absolute-git-dir); "
 	for _, cred := range escapeUsers(t) {
 		t.Run(userName(cred), func(t *testing.T) {
-			for name, commands := range map[string][]string{
-				"one command": {`gd=$(git rev-parse --absolute-git-dir); for i in $(seq 200); do head -c 1048576 /dev/zero > $gd/fill$i; sleep 0.02; done; echo done > finished`},
-				"in steps":    {`gd=$(git rev-parse --absolute-git-dir); head -c 40M /dev/zero > $gd/a`, `gd=$(git rev-parse --absolute-git-dir); head -c 40M /dev/zero > $gd/b`, "echo done > finished"},
+			for _, tc := range []struct {
+				name     string
+				commands []string
+				args     []string
+				want     string
+			}{
+				{"one command", []string{gd + `for i in $(seq 200); do head -c 1048576 /dev/zero > $gd/fill$i; sleep 0.02; done; echo done > finished`},
+					[]string{"--gitdir-size", "50m"}, "git dir exceeds 50 MB"},
+				{"in steps", []string{gd + `head -c 40M /dev/zero > $gd/a`, gd + `head -c 40M /dev/zero > $gd/b`, "echo done > finished"},
+					[]string{"--gitdir-size", "50m"}, "git dir exceeds 50 MB"},
+				{"entries", []string{gd + `mkdir $gd/many && cd $gd/many && seq 3000 | xargs touch`, "echo done > finished"},
+					[]string{"--max-worktree-files", "100"}, "git dir exceeds 1224 entries"},
 			} {
-				t.Run(name, func(t *testing.T) {
+				t.Run(tc.name, func(t *testing.T) {
 					e := newEscapeRun(t, cred)
-					payload := e.run(commands, "--gitdir-size", "50m")
-					if payload["status"] != "budget_exceeded" || !strings.Contains(payload["final_message"].(string), "git dir exceeds 50 MB") {
+					payload := e.run(tc.commands, tc.args...)
+					if payload["status"] != "budget_exceeded" || !strings.Contains(payload["final_message"].(string), tc.want) {
 						t.Fatalf("payload %v", payload)
 					}
 					if _, err := os.Stat(filepath.Join(payload["worktree"].(string), "finished")); err == nil {

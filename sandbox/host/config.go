@@ -51,7 +51,8 @@ type Config struct {
 	// GitDirBytes caps the worker's private git dir (--gitdir-size; 0:
 	// DefaultGitDirBytes), measured from the host as the tree is: it lies
 	// on the host's disk, outside the tree's budget. Its entries count
-	// against Limits.MaxEntries on their own.
+	// against twice Limits.MaxEntries and a margin (room to commit the
+	// whole tree).
 	GitDirBytes int64
 	// AllowUnconfined lets the workspace run the tool server without a
 	// jail where none can be set up (DIRTYWORK_ALLOW_UNCONFINED=1); Info

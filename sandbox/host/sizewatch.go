@@ -85,10 +85,20 @@ func (s *sizeWatch) stop() {
 // cap: docker mode's --gitdir-size default.
 const DefaultGitDirBytes = 512 << 20
 
-// gitDirLimits are the caps of the worker's git dir: GitDirBytes, and as
-// many entries as the tree may hold.
+// gitDirEntriesSlack is what a git dir holds beside its objects: hooks,
+// info, refs, logs and the objects' fan-out directories.
+const gitDirEntriesSlack = 1024
+
+// gitDirLimits are the caps of the worker's git dir: GitDirBytes, and
+// room for committing the whole tree the budget allows (a blob per file,
+// a tree per directory) beside the git dir's own files; no entries cap
+// when the tree has none.
 func (w *Workspace) gitDirLimits() fsops.Limits {
-	return fsops.Limits{MaxBytes: orDefault(w.cfg.GitDirBytes, DefaultGitDirBytes), MaxEntries: w.cfg.Limits.MaxEntries}
+	l := fsops.Limits{MaxBytes: orDefault(w.cfg.GitDirBytes, DefaultGitDirBytes)}
+	if n := w.cfg.Limits.MaxEntries; n > 0 {
+		l.MaxEntries = 2*n + gitDirEntriesSlack
+	}
+	return l
 }
 
 // measure walks the tree, then the worker's git dir, against their caps
@@ -112,7 +122,7 @@ func (w *Workspace) measureGitDir(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if limits.MaxEntries > 0 && m.Entries > limits.MaxEntries {
-		return fmt.Sprintf("the worker's git dir exceeds %d files", limits.MaxEntries), nil
+		return fmt.Sprintf("the worker's git dir exceeds %d entries", limits.MaxEntries), nil
 	}
 	return fmt.Sprintf("the worker's git dir exceeds %d MB (--gitdir-size)", limits.MaxBytes>>20), nil
 }
