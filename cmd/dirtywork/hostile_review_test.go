@@ -118,12 +118,24 @@ func TestRunGitDirFillIsStopped(t *testing.T) {
 				args     []string
 				want     string
 			}{
-				{"one command", []string{gd + `for i in $(seq 200); do head -c 1048576 /dev/zero > $gd/fill$i; sleep 0.02; done; echo done > finished`},
-					[]string{"--gitdir-size", "50m"}, "git dir exceeds 50 MB"},
-				{"in steps", []string{gd + `head -c 40M /dev/zero > $gd/a`, gd + `head -c 40M /dev/zero > $gd/b`, "echo done > finished"},
-					[]string{"--gitdir-size", "50m"}, "git dir exceeds 50 MB"},
-				{"entries", []string{gd + `mkdir $gd/many && cd $gd/many && seq 3000 | xargs touch`, "echo done > finished"},
-					[]string{"--max-worktree-files", "100"}, "git dir exceeds 1224 entries"},
+				{
+					"one command",
+					[]string{gd + `for i in $(seq 200); do head -c 1048576 /dev/zero > $gd/fill$i; sleep 0.02; done; echo done > finished`},
+					[]string{"--gitdir-size", "50m"},
+					"git dir exceeds 50 MB",
+				},
+				{
+					"in steps",
+					[]string{gd + `head -c 40M /dev/zero > $gd/a`, gd + `head -c 40M /dev/zero > $gd/b`, "echo done > finished"},
+					[]string{"--gitdir-size", "50m"},
+					"git dir exceeds 50 MB",
+				},
+				{
+					"entries",
+					[]string{gd + `mkdir $gd/many && cd $gd/many && seq 3000 | xargs touch`, "echo done > finished"},
+					[]string{"--max-worktree-files", "100"},
+					"git dir exceeds 1224 entries",
+				},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
 					e := newEscapeRun(t, cred)
