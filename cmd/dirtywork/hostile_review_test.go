@@ -151,3 +151,26 @@ func TestRunGitDirFillIsStopped(t *testing.T) {
 		})
 	}
 }
+
+// Sparse files cost the worker nothing: one command makes hundreds of
+// 49 MB ones (the jail's file size limit) before the budget stops it.
+// Finalize reads no more of them than the budget allows (it read all,
+// 70 GB of zeros in 105 s, before): the rest are counted by size.
+func TestRunSparseFillIsNotReadWhole(t *testing.T) {
+	e := newEscapeRun(t, nil)
+	payload := e.run([]string{"seq 300 | xargs -P 8 -n 30 sh -c 'for i; do truncate -s 49M f$i; done' sh; echo made"}, "--max-worktree-mb", "50")
+	if payload["status"] != "budget_exceeded" {
+		t.Fatalf("payload %v", payload)
+	}
+	if files, _ := payload["files_changed"].([]any); len(files) < 10 {
+		t.Fatalf("files_changed %v", payload["files_changed"])
+	}
+	patch, err := os.ReadFile(filepath.Join(payload["run_dir"].(string), "diff.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 50 MB budget reads one 49 MB file; the rest are not in the patch.
+	if n := strings.Count(string(patch), "diff --git "); n > 2 {
+		t.Errorf("%d files were read for the patch:\n%.600s", n, patch)
+	}
+}
