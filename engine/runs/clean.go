@@ -299,6 +299,9 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 		c.act("skip-worktree", "%v", err)
 		return false
 	}
+	if !c.quarantineCrashed() {
+		return false
+	}
 	park, dirty, err := c.s.snapshotForPark(ctx, c.run, l)
 	if err != nil {
 		c.act("skip-worktree", "%s: cannot tell whether it is clean: %v", rec.Worktree, err)
@@ -347,6 +350,34 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 		c.deleteBranch(ctx, repo.Root, l.tip)
 	}
 	c.forgetLane(ctx, repo)
+	return true
+}
+
+// quarantineCrashed does for a host run that died before its finalize
+// what the finalize would have done: every repository the worker left in
+// the worktree (its core.fsmonitor, hooks and filters armed for any git
+// run in there) is moved into <run dir>/quarantine and disarmed before
+// the tree is parked, as dropped_git_entries of a finished run are. A
+// docker run's tree reaches the worktree only through the export, which
+// quarantines. It reports whether cleaning may go on.
+func (c *cleaner) quarantineCrashed() bool {
+	rec := &c.run.Record
+	if rec.Status != StatusRunning || rec.Sandbox == "docker" {
+		return true
+	}
+	dest := filepath.Join(c.run.Dir, "quarantine")
+	moved, err := export.QuarantineRepositories(rec.Worktree, dest)
+	if err == nil {
+		err = export.Disarm(dest, moved)
+	}
+	if err != nil {
+		c.act("skip-worktree", "%s: move the worker's repositories out: %v", rec.Worktree, err)
+		return false
+	}
+	if len(moved) > 0 {
+		c.act("quarantined", "%s (into %s)", strings.Join(moved, ", "), dest)
+		_, _ = transcript.MergeRecord(c.run.Dir, transcript.Record{"dropped_git_entries": moved})
+	}
 	return true
 }
 
