@@ -189,61 +189,77 @@ func TestRunSparseFillIsNotReadWhole(t *testing.T) {
 // between the kill and then.)
 func TestKilledHostRunArmsNothing(t *testing.T) {
 	for _, cred := range escapeUsers(t) {
-		t.Run(userName(cred), func(t *testing.T) {
-			e := newEscapeRun(t, cred)
-			touch := "touch " + e.marker
-			plant := "git init -q evil && git -C evil config core.fsmonitor '" + touch + "' && " +
-				"git init -q --bare sub && git -C sub config core.bare false && git -C sub config core.worktree .. && " +
-				"git -C sub config core.fsmonitor '" + touch + "' && " +
-				"git config core.fsmonitor '" + touch + "' && mkdir -p priv && echo \"gitdir: $(git rev-parse --absolute-git-dir)\" > priv/.git && " +
-				"echo work > kept.txt && touch ready && sleep 60"
-			srv := startScripted(t, map[string]any{"turns": []map[string]any{
-				{"tool_calls": []map[string]any{{"name": "bash", "arguments": map[string]any{"command": plant}}}},
-				{"finish": "done"},
-			}})
-			cmd := e.command(e.repo, e.bin, "run", "--sandbox", "none", "--repo", e.repo, "--base-url", srv,
-				"--model", scripted.DefaultModel, "--context-window", "32768", "plant and wait")
-			cmd.Env = append(cmd.Env, testMainEnv+"=1")
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			var wt string
-			for deadline := time.Now().Add(30 * time.Second); wt == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				m, _ := filepath.Glob(filepath.Join(e.repo, ".worktrees", "*", "ready"))
-				if len(m) == 1 {
-					wt = filepath.Dir(m[0])
+		for _, after := range []string{"reconcile", "accept", "snapshot"} {
+			t.Run(userName(cred)+"/"+after, func(t *testing.T) {
+				e := newEscapeRun(t, cred)
+				slug, wt := e.killedPlantingRun()
+				// The worktree's own git is the lane's (the jail covered its .git).
+				_ = e.command(wt, "git", "status").Run()
+				e.noMarker("git status in the worktree")
+				steps := [][]string{{"lane", "list", "--repo", e.repo}, {"runs", "list"}}
+				ref := "refs/heads/dirtywork/" + slug
+				switch after {
+				case "reconcile":
+					steps = append(steps, []string{"runs", "reconcile", "--dry-run"}, []string{"runs", "reconcile"})
+					ref = "refs/dirtywork/parked/" + slug
+				case "accept":
+					steps = append(steps, []string{"runs", "accept", slug})
+				case "snapshot":
+					steps = append(steps, []string{"runs", "snapshot", slug})
 				}
-			}
-			if wt == "" {
-				_ = cmd.Process.Kill()
-				t.Fatal("the worker's command never got going")
-			}
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			time.Sleep(500 * time.Millisecond) // the jail dies with its parent
-			slug := strings.TrimPrefix(filepath.Base(wt), "dw-")
-			// The worktree's own git is the lane's (the jail covered its .git).
-			_ = e.command(wt, "git", "status").Run()
-			e.noMarker("git status in the worktree")
-			var cleaned string
-			for _, args := range [][]string{{"lane", "list", "--repo", e.repo}, {"runs", "list"}, {"runs", "reconcile", "--dry-run"}, {"runs", "reconcile"}} {
-				out, errOut, code := e.dirtywork(args...)
-				t.Logf("%v: exit %d\n%s%s", args, code, out, errOut)
-				e.noMarker(strings.Join(args, " "))
-				cleaned = out
-			}
-			// Cleanup moved the worker's repositories out before parking the
-			// tree, as finalize would have.
-			if !strings.Contains(cleaned, "quarantined: evil/.git, priv/.git, sub") {
-				t.Errorf("reconcile did not quarantine the worker's repositories:\n%s", cleaned)
-			}
-			ref := "refs/dirtywork/parked/" + slug
-			if got, err := e.command(e.repo, "git", "-C", e.repo, "show", ref+":kept.txt").Output(); err != nil || string(got) != "work\n" {
-				t.Errorf("the work is not parked at %s: %q %v", ref, got, err)
-			}
-			if tree := e.git(e.repo, "ls-tree", "-r", "--name-only", ref); strings.Contains(tree, "sub/") || strings.Contains(tree, ".git") {
-				t.Errorf("the parked tree holds the worker's repositories:\n%s", tree)
-			}
-		})
+				for _, args := range steps {
+					out, errOut, code := e.dirtywork(args...)
+					t.Logf("%v: exit %d\n%s%s", args, code, out, errOut)
+					e.noMarker(strings.Join(args, " "))
+				}
+				if got, err := e.command(e.repo, "git", "-C", e.repo, "show", ref+":kept.txt").Output(); err != nil || string(got) != "work\n" {
+					t.Errorf("the work is not at %s: %q %v", ref, got, err)
+				}
+				// The worker's repositories went into the quarantine, as
+				// finalize would have moved them, not into the commit.
+				if tree := e.git(e.repo, "ls-tree", "-r", "--name-only", ref); strings.Contains(tree, "sub/") || strings.Contains(tree, ".git") {
+					t.Errorf("the commit holds the worker's repositories:\n%s", tree)
+				}
+			})
+		}
 	}
+}
+
+// killedPlantingRun starts a host run whose worker leaves repositories
+// with its core.fsmonitor in the tree (a nested .git, a bare-shaped sub/,
+// a gitfile into its private git dir) and kills dirtywork while the
+// command still runs. It returns the run's slug and worktree.
+func (e *escapeRun) killedPlantingRun() (string, string) {
+	t := e.t
+	t.Helper()
+	touch := "touch " + e.marker
+	plant := "git init -q evil && git -C evil config core.fsmonitor '" + touch + "' && " +
+		"git init -q --bare sub && git -C sub config core.bare false && git -C sub config core.worktree .. && " +
+		"git -C sub config core.fsmonitor '" + touch + "' && " +
+		"git config core.fsmonitor '" + touch + "' && mkdir -p priv && echo \"gitdir: $(git rev-parse --absolute-git-dir)\" > priv/.git && " +
+		"echo work > kept.txt && touch ready && sleep 60"
+	srv := startScripted(t, map[string]any{"turns": []map[string]any{
+		{"tool_calls": []map[string]any{{"name": "bash", "arguments": map[string]any{"command": plant}}}},
+		{"finish": "done"},
+	}})
+	cmd := e.command(e.repo, e.bin, "run", "--sandbox", "none", "--repo", e.repo, "--base-url", srv,
+		"--model", scripted.DefaultModel, "--context-window", "32768", "plant and wait")
+	cmd.Env = append(cmd.Env, testMainEnv+"=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var wt string
+	for deadline := time.Now().Add(30 * time.Second); wt == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(e.repo, ".worktrees", "*", "ready")); len(m) == 1 {
+			wt = filepath.Dir(m[0])
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if wt == "" {
+		t.Fatal("the worker's command never got going")
+	}
+	// The jail dies with its parent; wait until nothing writes the tree.
+	time.Sleep(500 * time.Millisecond)
+	return strings.TrimPrefix(filepath.Base(wt), "dw-"), wt
 }

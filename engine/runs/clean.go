@@ -353,32 +353,31 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 	return true
 }
 
-// quarantineCrashed does for a host run that died before its finalize
-// what the finalize would have done: every repository the worker left in
-// the worktree (its core.fsmonitor, hooks and filters armed for any git
-// run in there) is moved into <run dir>/quarantine and disarmed before
-// the tree is parked, as dropped_git_entries of a finished run are. A
-// docker run's tree reaches the worktree only through the export, which
-// quarantines. It reports whether cleaning may go on.
+// quarantineCrashed moves the worker's repositories out of the tree of
+// a host run that died before its finalize (engine.QuarantineCrashedTree)
+// before the tree is parked. It reports whether cleaning may go on.
 func (c *cleaner) quarantineCrashed() bool {
-	rec := &c.run.Record
-	if rec.Status != StatusRunning || rec.Sandbox == "docker" {
-		return true
-	}
-	dest := filepath.Join(c.run.Dir, "quarantine")
-	moved, err := export.QuarantineRepositories(rec.Worktree, dest)
-	if err == nil {
-		err = export.Disarm(dest, moved)
-	}
+	moved, err := c.s.quarantineCrashed(c.run)
 	if err != nil {
-		c.act("skip-worktree", "%s: move the worker's repositories out: %v", rec.Worktree, err)
+		c.act("skip-worktree", "%s: %v", c.run.Record.Worktree, err)
 		return false
 	}
 	if len(moved) > 0 {
-		c.act("quarantined", "%s (into %s)", strings.Join(moved, ", "), dest)
-		_, _ = transcript.MergeRecord(c.run.Dir, transcript.Record{"dropped_git_entries": moved})
+		c.act("quarantined", "%s (into %s)", strings.Join(moved, ", "), filepath.Join(c.run.Dir, "quarantine"))
 	}
 	return true
+}
+
+// quarantineCrashed is engine.QuarantineCrashedTree for run, read afresh.
+func (s *Store) quarantineCrashed(run *Run) ([]string, error) {
+	if run.Record.Status != StatusRunning || run.Record.Sandbox == "docker" {
+		return nil, nil
+	}
+	raw, err := transcript.ReadRecord(run.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return engine.QuarantineCrashedTree(run.Dir, raw)
 }
 
 // worktreeGone handles a worktree deleted by hand: prune, and delete the
