@@ -25,6 +25,9 @@ func (r *Runner) hostPreflight(ctx context.Context, p *prepared) error {
 	if p.hostTmp, err = sizeBytes("tmp-size", p.spec.Docker.TmpSize); err != nil {
 		return refuse("", "%v", err)
 	}
+	if p.hostGitdir, err = sizeBytes("gitdir-size", p.spec.Docker.GitdirSize); err != nil {
+		return refuse("", "%v", err)
+	}
 	// Idmapped mounts are tried on the file systems the jail will bind:
 	// the repository's (the worktree) and the temporary directory's (the
 	// worker's repository).

@@ -51,6 +51,30 @@ type VerifyConfig struct {
 	Command string
 	Rounds  int           // retries allowed after the first failure
 	Timeout time.Duration // clamped to 1..600 s
+	// FreshHome runs the command with a home of its own: the sandbox's
+	// home lies outside the tree (docker mode), where nothing the worker
+	// put is reviewed.
+	FreshHome bool
+}
+
+// verifyScript is command as the verify step runs it: with a /tmp, a
+// Python bytecode cache and, with freshHome, a home of its own, and no
+// Python user site. The outcome is evidence for the reviewer, so only
+// what they review may decide it: a usercustomize.py in the home's user
+// site, or a .pyc in an ignored __pycache__ that claims to match a test's
+// source, runs on every python start and could print "412 passed" and
+// exit 0 with nothing in the diff to show for it.
+func verifyScript(command string, freshHome bool) string {
+	var b strings.Builder
+	b.WriteString("__dw_verify=$(mktemp -d) || exit 125\n")
+	b.WriteString(`mkdir -p "$__dw_verify/tmp" "$__dw_verify/pycache"` + "\n")
+	if freshHome {
+		b.WriteString(`mkdir -p "$__dw_verify/home" && export HOME="$__dw_verify/home"` + "\n")
+	}
+	b.WriteString(`export TMPDIR="$__dw_verify/tmp" PYTHONPYCACHEPREFIX="$__dw_verify/pycache" PYTHONNOUSERSITE=1` + "\n")
+	b.WriteString("unset __dw_verify BASH_ENV ENV PYTHONSTARTUP PYTHONUSERBASE\n")
+	b.WriteString(command)
+	return b.String()
 }
 
 // Loop is the agent loop of one run (E-41 … E-55).
@@ -442,7 +466,7 @@ func (r *run) complete(ctx context.Context, final, pending string) (status, msg 
 		return StatusCompleted, final, true
 	}
 	timeout := min(max(v.Timeout, time.Second), 600*time.Second)
-	text, exit, _, _, err := r.l.Tools.RunBash(ctx, v.Command, timeout)
+	text, exit, _, _, err := r.l.Tools.RunBash(ctx, verifyScript(v.Command, v.FreshHome), timeout)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:

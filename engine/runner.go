@@ -114,6 +114,9 @@ type prepared struct {
 	// only).
 	jailProbe           *jail.Report
 	hostMemory, hostTmp int64
+	// hostGitdir caps the worker's private git dir in bytes (host mode,
+	// --gitdir-size; 0 is the workspace's default).
+	hostGitdir int64
 	// userSiteCache keeps python's user site across runs (host mode).
 	userSiteCache string
 	// resume is set when the run continues a prior run in its worktree.
@@ -466,7 +469,8 @@ func (r *Runner) runLoop(ctx context.Context, p *prepared, ws sandbox.Workspace,
 	if spec.VerifyCommand != "" {
 		loop.Verify = &VerifyConfig{
 			Command: spec.VerifyCommand, Rounds: spec.VerifyRounds,
-			Timeout: time.Duration(spec.VerifyTimeout) * time.Second,
+			Timeout:   time.Duration(spec.VerifyTimeout) * time.Second,
+			FreshHome: spec.Sandbox == "docker",
 		}
 	}
 	return loop.Run(ctx, system, spec.Task)

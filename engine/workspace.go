@@ -52,7 +52,7 @@ func (r *Runner) openWorkspace(ctx context.Context, p *prepared, rec *record, sl
 		Limits:     sandbox.Limits{MaxBytes: int64(spec.MaxWorktreeMB) << 20, MaxEntries: int64(spec.MaxWorktreeFiles)},
 		MaxPatchMB: spec.Docker.MaxPatchMB,
 		Network:    spec.Docker.AllowNetwork, PidsLimit: spec.PidsLimit,
-		MemoryBytes: p.hostMemory, TmpBytes: p.hostTmp,
+		MemoryBytes: p.hostMemory, TmpBytes: p.hostTmp, GitDirBytes: p.hostGitdir,
 		AllowUnconfined: r.getenv(AllowUnconfinedEnv) == "1",
 		Probe:           p.jailProbe,
 		Trace:           r.mark,

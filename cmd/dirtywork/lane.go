@@ -243,20 +243,23 @@ func writeJSON(w io.Writer, v any) error {
 //	  base:     d1015c2e...
 //	  changed:  ?? agent-work.txt
 func writeLaneList(w io.Writer, infos []gitops.LaneInfo) error {
+	// Lane ids, changed paths and errors come from orchestrators and the
+	// worker (file names): neutralised on a terminal.
+	safe := safeLine(w)
 	var b strings.Builder
 	if len(infos) == 0 {
 		b.WriteString("no lanes\n")
 	}
 	for _, l := range infos {
-		fmt.Fprintf(&b, "%s  %s\n", l.ID, l.State)
+		fmt.Fprintf(&b, "%s  %s\n", safe(l.ID), l.State)
 		worktree := l.Worktree
 		if !l.WorktreeExists {
 			worktree += " (missing)"
 		} else if !l.KnownToGit {
 			worktree += " (not a worktree git knows)"
 		}
-		fmt.Fprintf(&b, "  worktree: %s\n", worktree)
-		fmt.Fprintf(&b, "  branch:   %s\n", l.Branch)
+		fmt.Fprintf(&b, "  worktree: %s\n", safe(worktree))
+		fmt.Fprintf(&b, "  branch:   %s\n", safe(l.Branch))
 		fmt.Fprintf(&b, "  base:     %s\n", l.BaseCommit)
 		if l.Status != gitops.StatusOpen {
 			fmt.Fprintf(&b, "  status:   %s\n", l.Status)
@@ -269,10 +272,10 @@ func writeLaneList(w io.Writer, infos []gitops.LaneInfo) error {
 			if i == 0 {
 				label = "  changed: "
 			}
-			fmt.Fprintf(&b, "%s %s\n", label, c)
+			fmt.Fprintf(&b, "%s %s\n", label, safe(c))
 		}
 		if l.Error != "" {
-			fmt.Fprintf(&b, "  error:    %s\n", l.Error)
+			fmt.Fprintf(&b, "  error:    %s\n", safe(l.Error))
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {

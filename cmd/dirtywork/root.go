@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dirtywork/dirtywork/transcript/termsafe"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -66,6 +68,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		stop()
 	}()
 
+	// Errors, warnings and progress lines quote paths and text the worker
+	// chose (file names, git's messages about them): on a terminal they
+	// are neutralised, everywhere else they stay exact.
+	if isTerminal(stderr) {
+		stderr = termsafe.NewWriter(stderr)
+	}
 	io := &streams{in: stdin, out: stdout, errOut: stderr, args: args}
 	root := newRootCmd(io)
 	root.SetArgs(args)

@@ -71,7 +71,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	// Docker-only settings.
 	fs.StringVar(&f.image, "image", defaultImage(), "worker image (docker)")
 	fs.Float64Var(&f.cpus, "cpus", 2, "container CPU limit (docker)")
-	fs.StringVar(&f.gitdirSize, "gitdir-size", "512m", "size of the container's git dir tmpfs (docker)")
+	fs.StringVar(&f.gitdirSize, "gitdir-size", "512m", "size of the worker's git dir: the container's tmpfs (docker), the private repository's cap (host)")
 	fs.IntVar(&f.minFreeMB, "min-free-mb", 2048, "host free-space floor in MiB (docker)")
 	fs.BoolVar(&f.keepVolume, "keep-volume", false, "keep the worktree volume after export (docker)")
 	fs.IntVar(&f.maxPatchMB, "max-patch-mb", 10, "largest diff.patch, in MiB (docker)")

@@ -80,7 +80,9 @@ func newEscapeRun(t *testing.T, cred *syscall.Credential) *escapeRun {
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e := &escapeRun{t: t, cred: cred, dir: filepath.Join(base, "home"), marker: filepath.Join(base, "MARKER")}
+	// The marker is where the run's user can write it: planted code runs
+	// as that user, and a marker it could not create would hide an escape.
+	e := &escapeRun{t: t, cred: cred, dir: filepath.Join(base, "home"), marker: filepath.Join(base, "home", "MARKER")}
 	e.repo = filepath.Join(e.dir, "repo")
 	// The test binary, where the unprivileged user can execute it.
 	e.bin = filepath.Join(base, "dirtywork")

@@ -225,7 +225,7 @@ func printForecast(io *streams, f *runs.MergeForecast) {
 
 func warnRisks(io *streams, risks []runs.Risk) {
 	for _, r := range risks {
-		fmt.Fprintf(io.errOut, "warning: %s: %s\n", safeLine(io.errOut)(r.Path), r.Detail)
+		fmt.Fprintf(io.errOut, "warning: %s: %s\n", safeLine(io.errOut)(r.Path), safeLine(io.errOut)(r.Detail))
 	}
 }
 

@@ -180,7 +180,7 @@ control characters made visible. Exit 0; 2 for an unknown run or bad flags.`,
 					b.WriteString(text(string(d.Patch)))
 				}
 				for _, r := range d.Risks {
-					fmt.Fprintf(&b, "warning: %s: %s\n", safeLine(io.out)(r.Path), r.Detail)
+					fmt.Fprintf(&b, "warning: %s: %s\n", safeLine(io.out)(r.Path), safeLine(io.out)(r.Detail))
 				}
 			}
 			_, err = fmt.Fprint(io.out, b.String())

@@ -303,9 +303,15 @@ func (w *Workspace) quarantine(repos []string, base []export.BaseFile, changed [
 			return !slices.ContainsFunc(changed, func(p string) bool { return p == dir || strings.HasPrefix(p, dir+"/") })
 		})
 	}
-	moved, err := export.Quarantine(w.cfg.Worktree, repos, filepath.Join(w.cfg.RunDir, QuarantineDir))
+	dest := filepath.Join(w.cfg.RunDir, QuarantineDir)
+	moved, err := export.Quarantine(w.cfg.Worktree, repos, dest)
 	if err != nil {
 		return nil, err.Error()
+	}
+	// What is moved keeps its config: no git run in the quarantine may
+	// find it a repository.
+	if err := export.Disarm(dest, moved); err != nil {
+		return moved, err.Error()
 	}
 	return moved, ""
 }

@@ -48,6 +48,12 @@ type Config struct {
 	PidsLimit   int
 	MemoryBytes int64
 	TmpBytes    int64
+	// GitDirBytes caps the worker's private git dir (--gitdir-size; 0:
+	// DefaultGitDirBytes), measured from the host as the tree is: it lies
+	// on the host's disk, outside the tree's budget. Its entries count
+	// against twice Limits.MaxEntries and a margin (room to commit the
+	// whole tree).
+	GitDirBytes int64
 	// AllowUnconfined lets the workspace run the tool server without a
 	// jail where none can be set up (DIRTYWORK_ALLOW_UNCONFINED=1); Info
 	// says so. Without it Open refuses with ErrNoJail.

@@ -200,6 +200,11 @@ func (w *Workspace) dropGitEntries(ctx context.Context) ([]string, error) {
 		}
 		dropped = append(dropped, p)
 	}
+	// What stays in the quarantine keeps its config: no git run there may
+	// find it a repository.
+	if err := export.Disarm(dest, dropped); err != nil {
+		return nil, fmt.Errorf("move nested repositories out of the worktree: %w", err)
+	}
 	return dropped, nil
 }
 

@@ -27,6 +27,7 @@ type Info struct {
 	PidsLimit        int    `json:"pids_limit"`
 	Memory           int64  `json:"memory"`
 	TmpSize          int64  `json:"tmp_size"`
+	GitdirSize       int64  `json:"gitdir_size"`
 	MaxWorktreeMB    int64  `json:"max_worktree_mb"`
 	MaxWorktreeFiles int64  `json:"max_worktree_files"`
 	WithHistory      bool   `json:"with_history"`
@@ -79,6 +80,7 @@ func (w *Workspace) chooseJail(ctx context.Context) error {
 		PidsLimit:     orDefault(w.cfg.PidsLimit, jail.DefaultPidsLimit),
 		Memory:        orDefault(w.cfg.MemoryBytes, jail.DefaultMemory),
 		TmpSize:       orDefault(w.cfg.TmpBytes, jail.DefaultTmpSize),
+		GitdirSize:    w.gitDirLimits().MaxBytes,
 		MaxWorktreeMB: w.cfg.Limits.MaxBytes >> 20, MaxWorktreeFiles: w.cfg.Limits.MaxEntries,
 		WithHistory: w.cfg.WithHistory, PrivateGit: true, Warning: warning,
 	}

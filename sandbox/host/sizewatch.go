@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -19,8 +20,9 @@ const sizeWatchInterval = 500 * time.Millisecond
 // itself (no link followed), so nothing in the jail can forge the figure.
 // A breach calls onBreach once, which kills the jail.
 type sizeWatch struct {
-	fs       *fsops.FS
-	limits   fsops.Limits
+	// measure walks what is watched and returns the breach it found, ""
+	// for none; nil watches nothing.
+	measure  func(ctx context.Context) (string, error)
 	onBreach func(reason string)
 
 	mu      sync.Mutex
@@ -29,13 +31,13 @@ type sizeWatch struct {
 	stopped bool               // guarded by mu
 }
 
-func newSizeWatch(f *fsops.FS, limits fsops.Limits, onBreach func(string)) *sizeWatch {
-	return &sizeWatch{fs: f, limits: limits, onBreach: onBreach}
+func newSizeWatch(measure func(context.Context) (string, error), onBreach func(string)) *sizeWatch {
+	return &sizeWatch{measure: measure, onBreach: onBreach}
 }
 
 // begin starts measuring; a watch already running is left as it is.
 func (s *sizeWatch) begin() {
-	if s.limits.MaxBytes <= 0 && s.limits.MaxEntries <= 0 {
+	if s.measure == nil {
 		return
 	}
 	s.mu.Lock()
@@ -79,6 +81,52 @@ func (s *sizeWatch) stop() {
 	}
 }
 
+// DefaultGitDirBytes caps the worker's git dir when the config gives no
+// cap: docker mode's --gitdir-size default.
+const DefaultGitDirBytes = 512 << 20
+
+// gitDirEntriesSlack is what a git dir holds beside its objects: hooks,
+// info, refs, logs and the objects' fan-out directories.
+const gitDirEntriesSlack = 1024
+
+// gitDirLimits are the caps of the worker's git dir: GitDirBytes, and
+// room for committing the whole tree the budget allows (a blob per file,
+// a tree per directory) beside the git dir's own files; no entries cap
+// when the tree has none.
+func (w *Workspace) gitDirLimits() fsops.Limits {
+	l := fsops.Limits{MaxBytes: orDefault(w.cfg.GitDirBytes, DefaultGitDirBytes)}
+	if n := w.cfg.Limits.MaxEntries; n > 0 {
+		l.MaxEntries = 2*n + gitDirEntriesSlack
+	}
+	return l
+}
+
+// measure walks the tree, then the worker's git dir, against their caps
+// and returns the first breach, "" for none. Both are on the host's disk;
+// only the tree's is the tool server's business too.
+func (w *Workspace) measure(ctx context.Context) (string, error) {
+	if w.cfg.Limits.MaxBytes > 0 || w.cfg.Limits.MaxEntries > 0 {
+		m, err := w.fs.Measure(ctx, fsops.Limits{MaxBytes: w.cfg.Limits.MaxBytes, MaxEntries: w.cfg.Limits.MaxEntries})
+		if err != nil || m.Violation != "" {
+			return m.Violation, err
+		}
+	}
+	return w.measureGitDir(ctx)
+}
+
+// measureGitDir walks the worker's git dir against gitDirLimits.
+func (w *Workspace) measureGitDir(ctx context.Context) (string, error) {
+	limits := w.gitDirLimits()
+	m, err := w.gitFS.Measure(ctx, limits)
+	if err != nil || m.Violation == "" {
+		return "", err
+	}
+	if limits.MaxEntries > 0 && m.Entries > limits.MaxEntries {
+		return fmt.Sprintf("the worker's git dir exceeds %d entries", limits.MaxEntries), nil
+	}
+	return fmt.Sprintf("the worker's git dir exceeds %d MB (--gitdir-size)", limits.MaxBytes>>20), nil
+}
+
 func (s *sizeWatch) run(ctx context.Context) {
 	t := time.NewTimer(sizeWatchInterval)
 	defer t.Stop()
@@ -89,12 +137,12 @@ func (s *sizeWatch) run(ctx context.Context) {
 		case <-t.C:
 		}
 		started := time.Now()
-		m, err := s.fs.Measure(ctx, s.limits)
+		breach, err := s.measure(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		if err == nil && m.Violation != "" {
-			s.onBreach(m.Violation)
+		if err == nil && breach != "" {
+			s.onBreach(breach)
 			return
 		}
 		// The next walk starts an interval after this one started, at

@@ -40,6 +40,12 @@ func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Durat
 	if err != nil {
 		return res, w.failed(ctx, "bash", err)
 	}
+	// Only bash writes the git dir, and the tool server does not measure
+	// it: its verdict is taken here, after every command.
+	if breach, merr := w.measureGitDir(ctx); merr == nil && breach != "" {
+		w.breach(breach)
+		return res, w.currentViolation()
+	}
 	res = reply.BashResult
 	if reply.Leftover > 0 {
 		// The server is the jail's init: nothing of a command can

@@ -49,6 +49,10 @@ type Workspace struct {
 	// and Finalize.
 	root *os.Root
 	fs   *fsops.FS
+	// gitRoot and gitFS read the worker's private git dir, measured
+	// like the tree (gitDirLimits).
+	gitRoot *os.Root
+	gitFS   *fsops.FS
 	// operatorEnv is the environment dirtywork's own git starts from.
 	operatorEnv []string
 
@@ -123,7 +127,13 @@ func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 		_ = w.private.remove()
 		return nil, err
 	}
-	w.watch = newSizeWatch(w.fs, fsops.Limits{MaxBytes: cfg.Limits.MaxBytes, MaxEntries: cfg.Limits.MaxEntries}, w.breach)
+	if w.gitRoot, err = os.OpenRoot(w.private.gitDir); err != nil {
+		_ = root.Close()
+		_ = w.private.remove()
+		return nil, fmt.Errorf("open the worker's git dir: %w", err)
+	}
+	w.gitFS = fsops.New(w.gitRoot, w.private.gitDir)
+	w.watch = newSizeWatch(w.measure, w.breach)
 	w.beginCtx = context.WithoutCancel(ctx)
 	// The start waits for Begin, so that it does not take the CPU from
 	// the way to the first model request; a caller that never says begin
@@ -345,6 +355,9 @@ func (w *Workspace) Close() error {
 		w.closed = true
 		w.mu.Unlock()
 		var errs []error
+		if w.gitRoot != nil {
+			_ = w.gitRoot.Close() // only read
+		}
 		if err := w.private.remove(); err != nil {
 			errs = append(errs, err)
 		}

@@ -15,6 +15,7 @@ package termsafe
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -106,4 +107,35 @@ func unsafeRune(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// Writer passes text through String on its way to a terminal. A rune cut
+// between two writes is held back until the rest of it arrives, so a
+// multi-byte character is never shown as U+FFFD for being split.
+type Writer struct {
+	w       io.Writer
+	pending []byte
+}
+
+// NewWriter returns a Writer that writes String of what it is given to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write neutralises p and writes it; it reports len(p) on success.
+func (t *Writer) Write(p []byte) (int, error) {
+	buf := append(t.pending, p...)
+	cut := len(buf)
+	// Hold back an incomplete UTF-8 sequence at the end (at most 3 bytes).
+	for i := len(buf) - 1; i >= 0 && i >= len(buf)-3; i-- {
+		if utf8.RuneStart(buf[i]) {
+			if !utf8.FullRune(buf[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	t.pending = append([]byte(nil), buf[cut:]...)
+	if _, err := io.WriteString(t.w, String(string(buf[:cut]))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

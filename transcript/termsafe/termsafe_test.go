@@ -81,3 +81,18 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+func TestWriterNeutralisesAcrossWrites(t *testing.T) {
+	var b strings.Builder
+	w := NewWriter(&b)
+	in := "ok \x1b]0;t\x07 日本 \u009b31m\n"
+	// One byte a write: a rune split anywhere is still whole on the other side.
+	for i := 0; i < len(in); i++ {
+		if n, err := w.Write([]byte{in[i]}); n != 1 || err != nil {
+			t.Fatalf("write: %d %v", n, err)
+		}
+	}
+	if got, want := b.String(), String(in); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
