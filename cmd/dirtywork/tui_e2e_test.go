@@ -171,7 +171,9 @@ func TestE2EDemoCockpit(t *testing.T) {
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	p := startTUI(t, 160, 45, []string{"TMPDIR=" + tmp, "DIRTYWORK_HOME=" + home},
-		"demo", "--sandbox", "none", "--pace", "3s", "--max-parallel", "4")
+		// Each scripted turn takes 8 s, so the four runs outlast the two
+		// launches below by far, even on a loaded machine.
+		"demo", "--sandbox", "none", "--pace", "8s", "--max-parallel", "4")
 	p.waitText("the model is scripted", 30*time.Second)
 	p.waitFor("four runs running", 60*time.Second, func(s string) bool {
 		r, _, _, ok := counts(s)
@@ -189,9 +191,9 @@ func TestE2EDemoCockpit(t *testing.T) {
 			return ok && q == i+1
 		})
 	}
-	screen, _ := p.waitFor("two queued", 10*time.Second, func(s string) bool {
-		_, _, q, ok := counts(s)
-		return ok && q == 2
+	screen, _ := p.waitFor("two queued while four run", 10*time.Second, func(s string) bool {
+		r, _, q, ok := counts(s)
+		return ok && q == 2 && r == 4
 	})
 	if r, _, _, _ := counts(screen); r != 4 {
 		t.Fatalf("with two queued, %d run (max 4):\n%s", r, screen)

@@ -76,7 +76,7 @@ func (c *Client) Close() error {
 // one that does not answer within QueryTimeout is ErrTimedOut.
 func (c *Client) ServerVersion(ctx context.Context) (string, error) {
 	var version string
-	err := call(ctx, "query docker daemon at "+c.endpoint.String(), QueryTimeout, func(ctx context.Context) error {
+	err := query(ctx, "query docker daemon at "+c.endpoint.String(), func(ctx context.Context) error {
 		v, err := c.api.ServerVersion(ctx)
 		version = v.Version
 		return err

@@ -91,6 +91,27 @@ func classify(parent, callCtx context.Context, op string, limit time.Duration, e
 	return &opError{op: op, class: class, limit: limit, err: err}
 }
 
+// query is call for a read under QueryTimeout, tried once more after a
+// timeout: a daemon busy with other containers (a CI machine running many
+// at once) answers a read late now and then, and a read is safe to repeat.
+// A daemon that hangs is still given up on within twice the deadline.
+func query(ctx context.Context, op string, f func(ctx context.Context) error) error {
+	return callTwice(ctx, op, QueryTimeout, f)
+}
+
+// callTwice is call, tried once more when the first try timed out.
+func callTwice(ctx context.Context, op string, limit time.Duration, f func(ctx context.Context) error) error {
+	err := call(ctx, op, limit, f)
+	if errors.Is(err, ErrTimedOut) && ctx.Err() == nil {
+		err = call(ctx, op, limit, f)
+		var oe *opError
+		if errors.As(err, &oe) && errors.Is(err, ErrTimedOut) {
+			oe.op += " (tried twice)"
+		}
+	}
+	return err
+}
+
 // call runs f under a deadline of limit below ctx and classifies its
 // error. f must be done with the context when it returns.
 func call(ctx context.Context, op string, limit time.Duration, f func(ctx context.Context) error) error {

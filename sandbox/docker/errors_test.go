@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -85,6 +86,42 @@ func TestHangingDaemonTimesOut(t *testing.T) {
 	}
 	if want := "inspect image worker:1: timed out after 200ms"; err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
+	}
+}
+
+// A read that times out once is tried once more: a busy daemon's late
+// answer is not a failure; a daemon that stays silent is, naming both tries.
+func TestReadTimingOutOnceIsTriedAgain(t *testing.T) {
+	var calls atomic.Int32
+	cl := newFakeEngine(t, func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			<-r.Context().Done() // the first try is not answered
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Id":"sha256:1234"}`))
+	})
+	const limit = 200 * time.Millisecond
+	err := callTwice(t.Context(), "inspect image worker:1", limit, func(ctx context.Context) error {
+		_, err := cl.api.ImageInspect(ctx, "worker:1")
+		return err
+	})
+	if err != nil || calls.Load() != 2 {
+		t.Fatalf("after one timeout: %v (%d requests)", err, calls.Load())
+	}
+
+	silent := newFakeEngine(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	start := time.Now()
+	err = callTwice(t.Context(), "inspect image worker:1", limit, func(ctx context.Context) error {
+		_, err := silent.api.ImageInspect(ctx, "worker:1")
+		return err
+	})
+	assertClass(t, err, ErrTimedOut)
+	if want := "inspect image worker:1 (tried twice): timed out after 200ms"; err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("gave up after %v", d)
 	}
 }
 

@@ -28,7 +28,7 @@ type imageFacts struct {
 // inspectImage is ImageExists with the image's platform.
 func (c *Client) inspectImage(ctx context.Context, ref string) (imageFacts, error) {
 	var f imageFacts
-	err := call(ctx, "inspect image "+ref, QueryTimeout, func(ctx context.Context) error {
+	err := query(ctx, "inspect image "+ref, func(ctx context.Context) error {
 		img, err := c.api.ImageInspect(ctx, ref)
 		if err != nil {
 			return err

@@ -55,7 +55,7 @@ func (l Labelled) Run() string { return l.Labels[labelRun] }
 // labelled dirtywork.run, in one request each.
 func (c *Client) ListLabelled(ctx context.Context) (containers, volumes []Labelled, err error) {
 	f := filters.NewArgs(filters.Arg("label", labelRun))
-	err = call(ctx, "list dirtywork containers", QueryTimeout, func(ctx context.Context) error {
+	err = query(ctx, "list dirtywork containers", func(ctx context.Context) error {
 		list, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 		for _, ct := range list {
 			name := ""
@@ -69,7 +69,7 @@ func (c *Client) ListLabelled(ctx context.Context) (containers, volumes []Labell
 	if err != nil {
 		return nil, nil, err
 	}
-	err = call(ctx, "list dirtywork volumes", QueryTimeout, func(ctx context.Context) error {
+	err = query(ctx, "list dirtywork volumes", func(ctx context.Context) error {
 		resp, err := c.api.VolumeList(ctx, volume.ListOptions{Filters: f})
 		for _, v := range resp.Volumes {
 			if v != nil {

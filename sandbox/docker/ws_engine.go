@@ -28,7 +28,7 @@ func (c *Client) createVolume(ctx context.Context, name string, labels map[strin
 // is none).
 func (c *Client) volumeLabels(ctx context.Context, name string) (map[string]string, error) {
 	var labels map[string]string
-	err := call(ctx, "inspect volume "+name, QueryTimeout, func(ctx context.Context) error {
+	err := query(ctx, "inspect volume "+name, func(ctx context.Context) error {
 		v, err := c.api.VolumeInspect(ctx, name)
 		labels = v.Labels
 		return err
@@ -149,7 +149,7 @@ func (c *Client) removeContainer(ctx context.Context, id string) error {
 // inspectContainer inspects the container by id or name.
 func (c *Client) inspectContainer(ctx context.Context, id string) (container.InspectResponse, error) {
 	var info container.InspectResponse
-	err := call(ctx, "inspect container "+short(id), QueryTimeout, func(ctx context.Context) error {
+	err := query(ctx, "inspect container "+short(id), func(ctx context.Context) error {
 		var err error
 		info, err = c.api.ContainerInspect(ctx, id)
 		return err
@@ -160,7 +160,7 @@ func (c *Client) inspectContainer(ctx context.Context, id string) (container.Ins
 // top lists the container's processes' commands.
 func (c *Client) top(ctx context.Context, id string) ([]string, error) {
 	var cmds []string
-	err := call(ctx, "list processes of container "+short(id), QueryTimeout, func(ctx context.Context) error {
+	err := query(ctx, "list processes of container "+short(id), func(ctx context.Context) error {
 		resp, err := c.api.ContainerTop(ctx, id, nil)
 		if err != nil {
 			return err

@@ -515,3 +515,18 @@ func homeDir(t *testing.T) string {
 	}
 	return u.HomeDir
 }
+
+// The probe of a directory with something mounted beneath it (TMPDIR of
+// the unprivileged run has one) finds every layer: a jail that could run
+// is never refused at preflight for it.
+func TestEscapeProbeBesideMounts(t *testing.T) {
+	r := Probe(t.Context(), os.TempDir())
+	if err := r.Err(); err != nil {
+		t.Fatalf("probe of %s: %v", os.TempDir(), err)
+	}
+	for _, l := range r.Layers {
+		if !l.OK {
+			t.Errorf("layer %s: %s", l.Name, l.Problem)
+		}
+	}
+}

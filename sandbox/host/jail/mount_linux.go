@@ -23,6 +23,11 @@ func openBind(source string, ro, recursive, device bool, usernsFD int) (int, err
 	}
 	fd, err := unix.OpenTree(unix.AT_FDCWD, source, flags)
 	if err != nil {
+		if errors.Is(err, unix.EINVAL) && !recursive && os.Geteuid() != 0 {
+			// In a user namespace the mounts beneath source are locked to
+			// it: a bind that would leave them out is refused.
+			return -1, fmt.Errorf("clone the mount of %s: %w (is something mounted beneath it? an unprivileged jail cannot bind a writable directory with mounts inside)", source, err)
+		}
 		return -1, fmt.Errorf("clone the mount of %s: %w", source, err)
 	}
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, Propagation: unix.MS_PRIVATE}

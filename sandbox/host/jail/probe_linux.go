@@ -35,7 +35,17 @@ func probeLayers(ctx context.Context, dirs []string) Report {
 		cfg.Mounts = []Mount{{Source: dir, Target: "/probe"}}
 	}
 	for i, d := range dirs {
-		cfg.Mounts = append(cfg.Mounts, Mount{Source: d, Target: fmt.Sprintf("/probe-%d", i)})
+		// A fresh directory on d's file system, rather than d itself: d may
+		// have mounts beneath it (/tmp often has), which a writable bind
+		// leaves out, and which an unprivileged jail cannot leave out (in
+		// its user namespace they are locked to the mount above them), so
+		// binding d would fail for a reason no run meets.
+		src := d
+		if sub, err := os.MkdirTemp(d, ".dirtywork-probe-"); err == nil {
+			defer func() { _ = os.Remove(sub) }() // empty, ours
+			src = sub
+		}
+		cfg.Mounts = append(cfg.Mounts, Mount{Source: src, Target: fmt.Sprintf("/probe-%d", i)})
 	}
 	_, info, err := start(ctx, cfg, true)
 	var r Report
