@@ -67,6 +67,9 @@ func (r *Runner) snapshotRun(ctx context.Context, runDir, slug string, rec trans
 	if err != nil {
 		return err
 	}
+	if _, err := QuarantineCrashedTree(runDir, rec); err != nil {
+		return refuse("", "cannot branch from run '%s': %v", slug, err)
+	}
 	snap, err := gitops.New().SnapshotWorktree(ctx, prior.Worktree, prior.GitDir, "dirtywork: snapshot of run "+slug)
 	if err != nil {
 		return refuse("", "%v", err)

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/dirtywork/dirtywork/engine/provider/scripted"
 )
 
 // onTerminal runs the CLI as the run's user with stdout and stderr on a
@@ -150,4 +153,113 @@ func TestRunGitDirFillIsStopped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Sparse files cost the worker nothing: one command makes hundreds of
+// 49 MB ones (the jail's file size limit) before the budget stops it.
+// Finalize reads no more of them than the budget allows (it read all,
+// 70 GB of zeros in 105 s, before): the rest are counted by size.
+func TestRunSparseFillIsNotReadWhole(t *testing.T) {
+	e := newEscapeRun(t, nil)
+	payload := e.run([]string{"seq 300 | xargs -P 8 -n 30 sh -c 'for i; do truncate -s 49M f$i; done' sh; echo made"}, "--max-worktree-mb", "50")
+	if payload["status"] != "budget_exceeded" {
+		t.Fatalf("payload %v", payload)
+	}
+	if files, _ := payload["files_changed"].([]any); len(files) < 10 {
+		t.Fatalf("files_changed %v", payload["files_changed"])
+	}
+	patch, err := os.ReadFile(filepath.Join(payload["run_dir"].(string), "diff.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 50 MB budget reads one 49 MB file; the rest are not in the patch.
+	if n := strings.Count(string(patch), "diff --git "); n > 2 {
+		t.Errorf("%d files were read for the patch:\n%.600s", n, patch)
+	}
+}
+
+// A host run killed mid-command never reaches finalize: the worker's
+// repositories are still in its worktree, and a gitfile may lead into its
+// private git dir, which outlives the kill until the next run sweeps it.
+// What the operator does next (git status in the worktree, lane list,
+// runs list, reconcile) must run none of the worker's config, the
+// cleanup must quarantine those repositories as finalize would have, and
+// the work must be kept. (A git run inside one of them before any
+// dirtywork command runs the worker's config: nothing of dirtywork runs
+// between the kill and then.)
+func TestKilledHostRunArmsNothing(t *testing.T) {
+	for _, cred := range escapeUsers(t) {
+		for _, after := range []string{"reconcile", "accept", "snapshot"} {
+			t.Run(userName(cred)+"/"+after, func(t *testing.T) {
+				e := newEscapeRun(t, cred)
+				slug, wt := e.killedPlantingRun()
+				// The worktree's own git is the lane's (the jail covered its .git).
+				_ = e.command(wt, "git", "status").Run()
+				e.noMarker("git status in the worktree")
+				steps := [][]string{{"lane", "list", "--repo", e.repo}, {"runs", "list"}}
+				ref := "refs/heads/dirtywork/" + slug
+				switch after {
+				case "reconcile":
+					steps = append(steps, []string{"runs", "reconcile", "--dry-run"}, []string{"runs", "reconcile"})
+					ref = "refs/dirtywork/parked/" + slug
+				case "accept":
+					steps = append(steps, []string{"runs", "accept", slug})
+				case "snapshot":
+					steps = append(steps, []string{"runs", "snapshot", slug})
+				}
+				for _, args := range steps {
+					out, errOut, code := e.dirtywork(args...)
+					t.Logf("%v: exit %d\n%s%s", args, code, out, errOut)
+					e.noMarker(strings.Join(args, " "))
+				}
+				if got, err := e.command(e.repo, "git", "-C", e.repo, "show", ref+":kept.txt").Output(); err != nil || string(got) != "work\n" {
+					t.Errorf("the work is not at %s: %q %v", ref, got, err)
+				}
+				// The worker's repositories went into the quarantine, as
+				// finalize would have moved them, not into the commit.
+				if tree := e.git(e.repo, "ls-tree", "-r", "--name-only", ref); strings.Contains(tree, "sub/") || strings.Contains(tree, ".git") {
+					t.Errorf("the commit holds the worker's repositories:\n%s", tree)
+				}
+			})
+		}
+	}
+}
+
+// killedPlantingRun starts a host run whose worker leaves repositories
+// with its core.fsmonitor in the tree (a nested .git, a bare-shaped sub/,
+// a gitfile into its private git dir) and kills dirtywork while the
+// command still runs. It returns the run's slug and worktree.
+func (e *escapeRun) killedPlantingRun() (string, string) {
+	t := e.t
+	t.Helper()
+	touch := "touch " + e.marker
+	plant := "git init -q evil && git -C evil config core.fsmonitor '" + touch + "' && " +
+		"git init -q --bare sub && git -C sub config core.bare false && git -C sub config core.worktree .. && " +
+		"git -C sub config core.fsmonitor '" + touch + "' && " +
+		"git config core.fsmonitor '" + touch + "' && mkdir -p priv && echo \"gitdir: $(git rev-parse --absolute-git-dir)\" > priv/.git && " +
+		"echo work > kept.txt && touch ready && sleep 60"
+	srv := startScripted(t, map[string]any{"turns": []map[string]any{
+		{"tool_calls": []map[string]any{{"name": "bash", "arguments": map[string]any{"command": plant}}}},
+		{"finish": "done"},
+	}})
+	cmd := e.command(e.repo, e.bin, "run", "--sandbox", "none", "--repo", e.repo, "--base-url", srv,
+		"--model", scripted.DefaultModel, "--context-window", "32768", "plant and wait")
+	cmd.Env = append(cmd.Env, testMainEnv+"=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var wt string
+	for deadline := time.Now().Add(30 * time.Second); wt == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(e.repo, ".worktrees", "*", "ready")); len(m) == 1 {
+			wt = filepath.Dir(m[0])
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if wt == "" {
+		t.Fatal("the worker's command never got going")
+	}
+	// The jail dies with its parent; wait until nothing writes the tree.
+	time.Sleep(500 * time.Millisecond)
+	return strings.TrimPrefix(filepath.Base(wt), "dw-"), wt
 }

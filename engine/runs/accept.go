@@ -63,6 +63,9 @@ func (s *Store) Accept(ctx context.Context, slug string, opts AcceptOptions) (*A
 	if err != nil {
 		return nil, fmt.Errorf("cannot accept '%s': %w", slug, err)
 	}
+	if _, err := s.quarantineCrashed(run); err != nil {
+		return nil, fmt.Errorf("cannot accept '%s': %w", slug, err)
+	}
 	if l.tip == "" {
 		return nil, fmt.Errorf("cannot accept '%s': its branch %s is gone", slug, run.Record.Branch)
 	}

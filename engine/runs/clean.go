@@ -299,6 +299,9 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 		c.act("skip-worktree", "%v", err)
 		return false
 	}
+	if !c.quarantineCrashed() {
+		return false
+	}
 	park, dirty, err := c.s.snapshotForPark(ctx, c.run, l)
 	if err != nil {
 		c.act("skip-worktree", "%s: cannot tell whether it is clean: %v", rec.Worktree, err)
@@ -348,6 +351,33 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 	}
 	c.forgetLane(ctx, repo)
 	return true
+}
+
+// quarantineCrashed moves the worker's repositories out of the tree of
+// a host run that died before its finalize (engine.QuarantineCrashedTree)
+// before the tree is parked. It reports whether cleaning may go on.
+func (c *cleaner) quarantineCrashed() bool {
+	moved, err := c.s.quarantineCrashed(c.run)
+	if err != nil {
+		c.act("skip-worktree", "%s: %v", c.run.Record.Worktree, err)
+		return false
+	}
+	if len(moved) > 0 {
+		c.act("quarantined", "%s (into %s)", strings.Join(moved, ", "), filepath.Join(c.run.Dir, "quarantine"))
+	}
+	return true
+}
+
+// quarantineCrashed is engine.QuarantineCrashedTree for run, read afresh.
+func (s *Store) quarantineCrashed(run *Run) ([]string, error) {
+	if run.Record.Status != StatusRunning || run.Record.Sandbox == "docker" {
+		return nil, nil
+	}
+	raw, err := transcript.ReadRecord(run.Dir)
+	if err != nil {
+		return nil, err
+	}
+	return engine.QuarantineCrashedTree(run.Dir, raw)
 }
 
 // worktreeGone handles a worktree deleted by hand: prune, and delete the

@@ -329,11 +329,19 @@ func (r *Report) lastUsage() *transcript.Usage {
 }
 
 // mdInline is text for one markdown line: html-escaped, newlines as
-// spaces, at most 200 characters.
+// spaces, markdown's punctuation backslash-escaped (a file name like
+// "[ok](http://…)" stays text, not a link in the pull request), at most
+// 200 characters.
 func mdInline(s string) string {
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r", " "), "\n", " ")
-	return html.EscapeString(cut(s, 200))
+	return mdEscaper.Replace(html.EscapeString(cut(s, 200)))
 }
+
+// mdEscaper escapes the characters markdown gives meaning to inline.
+var mdEscaper = strings.NewReplacer(
+	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
+	"(", `\(`, ")", `\)`, "!", `\!`, "|", `\|`, "~", `\~`,
+)
 
 func cut(s string, n int) string {
 	r := []rune(s)

@@ -58,3 +58,28 @@ func TestMarkdownReport(t *testing.T) {
 		t.Errorf("timeline:\n%s", timeline)
 	}
 }
+
+// A worker's file names go into the summary lines of a report pasted into
+// a pull request: markdown in them stays text, not a link or emphasis.
+func TestMarkdownSummaryKeepsWorkerNamesAsText(t *testing.T) {
+	e := newEnv(t)
+	e.addRun("mdnames", map[string]any{
+		"task": "t", "status": "completed", "model": "m",
+		"files_changed": []string{"[approved](http://evil.example)", "**ok**", "![x](http://evil.example/p.png)"},
+	})
+	rep, err := e.store.Report("mdnames")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := rep.Markdown(nil)
+	line := md[strings.Index(md, "- **files_changed:**"):]
+	line = line[:strings.Index(line, "\n")]
+	for _, bad := range []string{"](http", "**ok**", "![x]"} {
+		if strings.Contains(line, bad) {
+			t.Errorf("markdown %q is live in %q", bad, line)
+		}
+	}
+	if !strings.Contains(line, `\[approved\]`) {
+		t.Errorf("the name itself is gone: %q", line)
+	}
+}

@@ -49,6 +49,9 @@ func (s *Store) Snapshot(ctx context.Context, slug string) (*SnapshotResult, err
 	if err != nil {
 		return nil, err
 	}
+	if _, err := s.quarantineCrashed(run); err != nil {
+		return nil, fmt.Errorf("snapshot '%s': %w", slug, err)
+	}
 	if l.tip == "" {
 		return nil, fmt.Errorf("branch %s of '%s' does not exist; nothing to snapshot", run.Record.Branch, slug)
 	}

@@ -58,6 +58,12 @@ type DiffOptions struct {
 	// Abbrev is the length of the blob ids in `index` lines; zero means
 	// DefaultAbbrev.
 	Abbrev int
+	// MaxReadBytes, when above zero, bounds the bytes of changed files
+	// read for the patch and the stat. A tree over its budget (the worker
+	// made thousands of sparse files before the breach stopped it) could
+	// otherwise hold terabytes to read; past the bound the patch is cut
+	// and each further file is counted by its size, as binary, unread.
+	MaxReadBytes int64
 }
 
 // Diff is what the exported tree changed against the base.
@@ -154,9 +160,22 @@ func diffTree(ctx context.Context, root *os.Root, base []BaseFile, paths []strin
 	stat := make([]statEntry, 0, len(changes))
 	var buf bytes.Buffer
 	links := &linkCache{}
+	var read int64
 	for _, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("diff exported tree: %w", err)
+		}
+		if c.new != nil && c.new.mode != ModeSymlink && opts.MaxReadBytes > 0 {
+			if read+c.new.size > opts.MaxReadBytes {
+				cw.cut = true
+				e := statEntry{name: quoteName(c.path), binary: true, added: c.new.size}
+				if c.old != nil {
+					e.deleted = int64(len(c.old.Blob))
+				}
+				stat = append(stat, e)
+				continue
+			}
+			read += c.new.size
 		}
 		a, b, err := sides(root, c, links)
 		if err != nil {

@@ -319,7 +319,9 @@ func (w *Workspace) changes(ctx context.Context, fin *sandbox.Finalization) erro
 	if maxPatch <= 0 {
 		maxPatch = defaultMaxPatchMB
 	}
-	d, err := export.DiffPaths(ctx, w.root, base, paths, patch, export.DiffOptions{MaxPatchMB: maxPatch})
+	// What is read is bounded by the tree's budget: only a tree over it
+	// (a breach) holds more, and that much is all the review needs.
+	d, err := export.DiffPaths(ctx, w.root, base, paths, patch, export.DiffOptions{MaxPatchMB: maxPatch, MaxReadBytes: w.cfg.Limits.MaxBytes})
 	if f != nil {
 		if cerr := f.Close(); kept.err == nil && cerr != nil {
 			kept.err = cerr

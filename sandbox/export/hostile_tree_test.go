@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +54,38 @@ func TestDisarmedQuarantineRunsNoGit(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(q, p)); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
+	}
+}
+
+// A tree over its budget may hold far more than was ever written: sparse
+// files cost the worker nothing. The diff reads at most MaxReadBytes of
+// them; the rest are listed and counted by size, unread, the patch cut.
+func TestDiffReadsAtMostMaxReadBytes(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, n := range []string{"a", "b", "c", "d"} {
+		f, err := os.Create(filepath.Join(dir, n))
+		must(t, err)
+		must(t, f.Truncate(8<<20))
+		must(t, f.Close())
+		paths = append(paths, n)
+	}
+	root, err := os.OpenRoot(dir)
+	must(t, err)
+	defer func() { _ = root.Close() }()
+	var patch strings.Builder
+	d, err := DiffPaths(t.Context(), root, nil, paths, &patch, DiffOptions{MaxPatchMB: 10, MaxReadBytes: 20 << 20})
+	must(t, err)
+	if !slices.Equal(d.Files, paths) {
+		t.Errorf("files %q, want %q", d.Files, paths)
+	}
+	if !d.PatchTruncated {
+		t.Error("the patch is not marked cut")
+	}
+	if strings.Count(d.Stat, "Bin 0 -> 8388608 bytes") != 4 {
+		t.Errorf("stat:\n%s", d.Stat)
+	}
+	if strings.Contains(patch.String(), "diff --git a/c b/c") {
+		t.Errorf("c was read past the bound:\n%s", patch.String())
 	}
 }
