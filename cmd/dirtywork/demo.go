@@ -32,6 +32,7 @@ type demoFlags struct {
 	headless    bool
 	pace        time.Duration
 	sandbox     string
+	image       string
 	maxParallel int
 }
 
@@ -63,6 +64,7 @@ on stderr.`,
 	fs.StringVar(&f.sandbox, "sandbox", "auto", "auto (docker when ready, else host), docker or none")
 	fs.IntVar(&f.maxParallel, "max-parallel", 4, "most runs alive at once in mission control")
 	fs.DurationVar(&f.pace, "pace", 0, "wait this long before each scripted reply (to watch runs, or queue more)")
+	fs.StringVar(&f.image, "image", defaultImage(), "worker image of the demo's docker runs")
 	return cmd
 }
 
@@ -201,7 +203,7 @@ func runCockpit(c *cobra.Command, io *streams, f demoFlags) error {
 	switch sandbox {
 	case "auto":
 		sandbox = "none"
-		if dockerReady(ctx) {
+		if dockerReady(ctx, f.image) {
 			sandbox = "docker"
 		}
 	case "docker", "none":
@@ -224,10 +226,14 @@ func runCockpit(c *cobra.Command, io *streams, f demoFlags) error {
 		if firstURL == "" {
 			firstURL = base
 		}
-		queue = append(queue, backend.LaunchSpec{
+		spec := backend.LaunchSpec{
 			Repo: repo, Task: s.Task, Model: s.ModelID(), BaseURL: base, Sandbox: sandbox,
 			MaxTurns: 40, Verify: verify,
-		})
+		}
+		if sandbox == "docker" {
+			spec.ExtraArgs = []string{"--image", f.image}
+		}
+		queue = append(queue, spec)
 	}
 	opts, err := tuiOptions(c, tuiFlags{repo: repo, model: scripts[0].ModelID(), baseURL: firstURL, sandbox: sandbox, maxParallel: f.maxParallel})
 	if err != nil {
@@ -237,6 +243,10 @@ func runCockpit(c *cobra.Command, io *streams, f demoFlags) error {
 	opts.Queue = queue
 	opts.Banner = cockpitBanner
 	opts.Launch.Verify = verify
+	if sandbox == "docker" {
+		// More runs launched from the cockpit use the demo's image too.
+		opts.Launch.ExtraArgs = []string{"--image", f.image}
+	}
 	if err := runTUI(ctx, io, opts); err != nil {
 		return err
 	}
@@ -250,7 +260,7 @@ func runCockpit(c *cobra.Command, io *streams, f demoFlags) error {
 
 // dockerReady reports whether the docker sandbox could run the demo: a
 // daemon answers and the worker image is there.
-func dockerReady(ctx context.Context) bool {
+func dockerReady(ctx context.Context, image string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	cl, err := docker.Connect()
@@ -261,6 +271,6 @@ func dockerReady(ctx context.Context) bool {
 	if _, err := cl.ServerVersion(ctx); err != nil {
 		return false
 	}
-	_, _, err = cl.ImageExists(ctx, defaultImage())
+	_, _, err = cl.ImageExists(ctx, image)
 	return err == nil
 }

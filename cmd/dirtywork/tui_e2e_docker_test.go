@@ -16,7 +16,7 @@ func TestE2EDemoCockpitDocker(t *testing.T) {
 	home := filepath.Join(tmp, "home")
 	bin := buildDirtywork(t)
 	p := startTUIWith(t, bin, 160, 45, []string{"TMPDIR=" + tmp, "DIRTYWORK_HOME=" + home, "DOCKER_HOST=" + dockerHost()},
-		"demo", "--sandbox", "docker")
+		"demo", "--sandbox", "docker", "--image", "dirtywork-worker:dev")
 	p.waitText("the model is scripted", 30*time.Second)
 	p.waitFor("four runs to review", 5*time.Minute, func(s string) bool {
 		r, rv, q, ok := counts(s)
