@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/backend/fake"
@@ -643,4 +645,54 @@ func TestTranscriptReadsATrimmedEntryWhole(t *testing.T) {
 		h.key("ctrl+d")
 	}
 	h.contains("THE END OF IT")
+}
+
+// TestKeysTypedAheadReachTheNextScreen: a submit, cancel or close takes
+// effect before the next key is read, so keys typed right after it are not
+// lost in the closed screen and never reach the dashboard's run keys (s
+// stops a run, x drops a queued launch).
+func TestKeysTypedAheadReachTheNextScreen(t *testing.T) {
+	h := newSample(t, 120, 40, func(o *Options) { o.MaxParallel = 2; o.Launch.Repo = "/src/shop" })
+	h.key("L")
+	h.typeText("fifth")
+	// ctrl+s, then at once L and a second task.
+	h.typeAhead(append([]tea.KeyPressMsg{keyPress("ctrl+s"), keyPress("L")}, runes("sixth: fix total")...)...)
+	if h.m.screen != screenLaunch || len(h.m.queue) != 1 {
+		t.Fatalf("after ctrl+s and L: screen %s, %d queued", h.m.screen, len(h.m.queue))
+	}
+	h.key("ctrl+s")
+	if len(h.m.queue) != 2 {
+		t.Fatalf("queue = %d, want 2 (screen %s)", len(h.m.queue), h.m.screen)
+	}
+	if got := h.m.queue[1].Spec.Task; got != "sixth: fix total" {
+		t.Fatalf("second queued task = %q", got)
+	}
+	if h.m.screen != screenDashboard {
+		t.Fatalf("screen = %s", h.m.screen)
+	}
+	for _, c := range h.store.Calls() {
+		if c.Method == "Stop" {
+			t.Fatal("a key typed into the form stopped a run")
+		}
+	}
+
+	// esc out of the form, then L at once: a fresh form, not the dashboard.
+	h.key("L")
+	h.typeAhead(keyPress("esc"), keyPress("L"))
+	if h.m.screen != screenLaunch {
+		t.Fatalf("after esc and L the screen is %s", h.m.screen)
+	}
+	h.key("esc")
+
+	// The transcript's esc, then L at once: the launch form (L means
+	// nothing in the transcript).
+	h.m.list.SelectKey("fix-total-0101")
+	h.key("t")
+	if h.m.screen != screenTranscript {
+		t.Fatalf("t opened %s", h.m.screen)
+	}
+	h.typeAhead(keyPress("esc"), keyPress("L"))
+	if h.m.screen != screenLaunch {
+		t.Fatalf("after the transcript's esc and L the screen is %s", h.m.screen)
+	}
 }

@@ -274,3 +274,27 @@ func liveEntries(task string) []live.Entry {
 		{Kind: live.KindModelRequest, Line: 5, TS: t0.Add(-12 * time.Second), Turn: 2, EstPrompt: 14000},
 	}
 }
+
+// typeAhead delivers keys the way a fast typist's reach a busy program:
+// each before any command of the ones before it has run. The commands are
+// run afterwards, in order.
+func (h *harness) typeAhead(keys ...tea.KeyPressMsg) {
+	h.t.Helper()
+	var cmds []tea.Cmd
+	for _, k := range keys {
+		m, cmd := h.m.Update(k)
+		h.m = m.(Model)
+		cmds = append(cmds, cmd)
+	}
+	for _, c := range cmds {
+		h.run(c)
+	}
+}
+
+func runes(s string) []tea.KeyPressMsg {
+	var out []tea.KeyPressMsg
+	for _, r := range s {
+		out = append(out, tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	return out
+}

@@ -196,22 +196,36 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m.closeScreen()
 		}
 		rv, cmd := m.review.Update(k)
+		asked := rv.Take()
 		m.review = &rv
-		return m, cmd
+		return m.follow(asked, cmd)
 	case screenTranscript:
 		tv, cmd := m.transcript.Update(k)
+		asked := tv.Take()
 		m.transcript = &tv
-		return m, cmd
+		return m.follow(asked, cmd)
 	case screenStats:
 		st, cmd := m.stats.Update(k)
+		asked := st.Take()
 		m.stats = st
-		return m, cmd
+		return m.follow(asked, cmd)
 	case screenLaunch:
 		f, cmd := m.form.Update(k)
+		asked := f.Take()
 		m.form = &f
-		return m, cmd
+		return m.follow(asked, cmd)
 	}
 	return m.dashboardKey(k)
+}
+
+// follow acts on what a screen's key asked for (see package intent) in this
+// same update, so the next key already reaches the screen it leads to.
+func (m Model) follow(asked tea.Msg, cmd tea.Cmd) (tea.Model, tea.Cmd) {
+	if asked == nil {
+		return m, cmd
+	}
+	next, more := m.Update(asked)
+	return next, tea.Batch(cmd, more)
 }
 
 // quit leaves at once unless launches are queued: they start only while

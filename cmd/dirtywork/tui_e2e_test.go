@@ -140,6 +140,29 @@ func counts(screen string) (running, review, queued int, ok bool) {
 	return running, review, queued, true
 }
 
+var reviewRE = regexp.MustCompile(`(?m)^Review (\S+)`)
+
+// waitFreshReview waits for a loaded review of a run that has no verdict
+// yet, so a key meant for it never reaches the review before it (the
+// screen can lag behind the program on a loaded machine).
+func (p *tmuxPane) waitFreshReview(home string) string {
+	p.t.Helper()
+	var slug string
+	p.waitFor("a loaded review of a run without a verdict", 20*time.Second, func(s string) bool {
+		m := reviewRE.FindStringSubmatch(s)
+		if m == nil || !strings.Contains(s, "in the accept") {
+			return false
+		}
+		r, ok := records(p.t, home)[m[1]]
+		if !ok || r["verdict"] != nil {
+			return false
+		}
+		slug = m[1]
+		return true
+	})
+	return slug
+}
+
 // records reads every run.json under home's runs root, by slug.
 func records(t *testing.T, home string) map[string]map[string]any {
 	t.Helper()
@@ -186,9 +209,9 @@ func TestE2EDemoCockpit(t *testing.T) {
 		p.waitText("Launch a run", 10*time.Second)
 		p.typeText(task)
 		p.keys("C-s")
-		p.waitFor(fmt.Sprintf("%d queued", i+1), 10*time.Second, func(s string) bool {
+		p.waitFor(fmt.Sprintf("%d queued and the form closed", i+1), 10*time.Second, func(s string) bool {
 			_, _, q, ok := counts(s)
-			return ok && q == i+1
+			return ok && q == i+1 && !strings.Contains(s, "Launch a run")
 		})
 	}
 	screen, _ := p.waitFor("two queued while four run", 10*time.Second, func(s string) bool {
@@ -213,8 +236,7 @@ func TestE2EDemoCockpit(t *testing.T) {
 
 	// Review the oldest and accept it after a moment.
 	p.keys("n")
-	p.waitText("Review ", 20*time.Second)
-	p.waitText("in the accept", 20*time.Second)
+	p.waitFreshReview(home)
 	time.Sleep(1200 * time.Millisecond)
 	p.keys("a")
 	p.waitText("accepted ", 30*time.Second)
@@ -249,7 +271,7 @@ func TestE2EDemoCockpit(t *testing.T) {
 
 	// Clean the next one: the confirmation names the parked ref.
 	p.keys("n")
-	p.waitText("in the accept", 20*time.Second)
+	p.waitFreshReview(home)
 	p.keys("c")
 	p.waitText("refs/dirtywork/parked/", 20*time.Second)
 	p.keys("y")
@@ -277,7 +299,7 @@ func TestE2EDemoCockpit(t *testing.T) {
 
 	// Reject the next one with feedback: it is resumed with it.
 	p.keys("n")
-	p.waitText("in the accept", 20*time.Second)
+	p.waitFreshReview(home)
 	p.keys("R")
 	p.waitText("Reject with feedback", 10*time.Second)
 	p.typeText("keep the old name as an alias")

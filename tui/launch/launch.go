@@ -23,6 +23,7 @@ import (
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/fit"
+	"github.com/dirtywork/dirtywork/tui/intent"
 	"github.com/dirtywork/dirtywork/tui/keys"
 	"github.com/dirtywork/dirtywork/tui/theme"
 )
@@ -129,6 +130,8 @@ var Sandboxes = []string{"docker", "none"}
 
 // Model is the launch form.
 type Model struct {
+	intent.Slot // a submit or a cancel, for the root
+
 	styles *theme.Styles
 	keys   *keys.Form
 
@@ -312,14 +315,16 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	kb := m.keys
 	switch {
 	case key.Matches(k, kb.Cancel):
-		return m, func() tea.Msg { return CancelMsg{} }
+		m.Ask(CancelMsg{})
+		return m, nil
 	case key.Matches(k, kb.Submit):
 		spec, err := m.Spec()
 		if err != nil {
 			m.err = err.Error()
 			return m, nil
 		}
-		return m, func() tea.Msg { return SubmitMsg{Spec: spec} }
+		m.Ask(SubmitMsg{Spec: spec})
+		return m, nil
 	case k.String() == "tab" && m.focus == fieldRepo && m.hasSuggestion(m.repo):
 		return m.forward(k)
 	case k.String() == "tab" && m.focus == fieldModel && m.hasSuggestion(m.model):

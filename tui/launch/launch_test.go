@@ -74,8 +74,8 @@ func TestSubmitAndCycle(t *testing.T) {
 		t.Fatalf("sandbox = %s", Sandboxes[f.sandbox])
 	}
 	f.task.SetValue("t")
-	_, cmd := f.Update(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
-	msg, ok := cmd().(SubmitMsg)
+	f, _ = f.Update(tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	msg, ok := f.Take().(SubmitMsg)
 	if !ok || msg.Spec.Sandbox != "none" || msg.Spec.Model != "a" {
 		t.Fatalf("submit = %+v", msg)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/dirtywork/dirtywork/tui/diff"
 	"github.com/dirtywork/dirtywork/tui/fit"
 	"github.com/dirtywork/dirtywork/tui/highlight"
+	"github.com/dirtywork/dirtywork/tui/intent"
 	"github.com/dirtywork/dirtywork/tui/keys"
 	"github.com/dirtywork/dirtywork/tui/theme"
 )
@@ -109,6 +110,8 @@ const (
 
 // Model is the review screen of one run.
 type Model struct {
+	intent.Slot // close, next review, transcript or editor, for the root
+
 	styles   *theme.Styles
 	keys     *keys.Review
 	confirm  *keys.Confirm
@@ -338,13 +341,17 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	}
 	switch {
 	case key.Matches(k, kb.Back):
-		return m, msgCmd(CloseMsg{})
+		m.Ask(CloseMsg{})
+		return m, nil
 	case key.Matches(k, kb.NextReview):
-		return m, msgCmd(NextMsg{})
+		m.Ask(NextMsg{})
+		return m, nil
 	case key.Matches(k, kb.Transcript):
-		return m, msgCmd(TranscriptMsg{Slug: m.run.Slug})
+		m.Ask(TranscriptMsg{Slug: m.run.Slug})
+		return m, nil
 	case key.Matches(k, kb.Editor):
-		return m, msgCmd(EditorMsg{Dir: m.run.Worktree})
+		m.Ask(EditorMsg{Dir: m.run.Worktree})
+		return m, nil
 	case key.Matches(k, kb.Stop):
 		m.busy = "stop"
 		return m, m.stopCmd()
@@ -416,8 +423,6 @@ func bullet(lines []string, empty string) []string {
 	}
 	return out
 }
-
-func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 // reviewSeconds is the time since the diff was shown, in seconds with
 // millisecond precision.

@@ -18,6 +18,7 @@ import (
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/fit"
+	"github.com/dirtywork/dirtywork/tui/intent"
 	"github.com/dirtywork/dirtywork/tui/keys"
 	"github.com/dirtywork/dirtywork/tui/theme"
 )
@@ -145,6 +146,8 @@ type CloseMsg struct{}
 
 // Model is the statistics view.
 type Model struct {
+	intent.Slot // a close, for the root
+
 	styles   *theme.Styles
 	keys     *keys.Stats
 	grouping Grouping
@@ -177,7 +180,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case key.Matches(k, m.keys.Group):
 		m.grouping = (m.grouping + 1) % 2
 	case key.Matches(k, m.keys.Back):
-		return m, func() tea.Msg { return CloseMsg{} }
+		m.Ask(CloseMsg{})
+		return m, nil
 	}
 	return m, nil
 }

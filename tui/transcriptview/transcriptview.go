@@ -16,6 +16,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/fit"
+	"github.com/dirtywork/dirtywork/tui/intent"
 	"github.com/dirtywork/dirtywork/tui/keys"
 	"github.com/dirtywork/dirtywork/tui/live"
 	"github.com/dirtywork/dirtywork/tui/theme"
@@ -34,6 +35,8 @@ type FullEntryMsg struct {
 
 // Model is the transcript view of one run.
 type Model struct {
+	intent.Slot // a close, for the root
+
 	styles *theme.Styles
 	keys   *keys.Transcript
 	slug   string
@@ -189,7 +192,8 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 			m.expanded = false
 			return m, nil
 		}
-		return m, func() tea.Msg { return CloseMsg{} }
+		m.Ask(CloseMsg{})
+		return m, nil
 	case key.Matches(k, kb.Prev):
 		m.step(-1)
 	case key.Matches(k, kb.Next):
