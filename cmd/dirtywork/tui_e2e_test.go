@@ -455,11 +455,9 @@ func TestE2ELargeDiffOpensWithoutFreezing(t *testing.T) {
 	}
 	p := startTUI(t, 160, 45, []string{"DIRTYWORK_HOME=" + home}, "tui", "--notify", "none")
 	p.waitText("needs review (1)", 20*time.Second)
-	start := time.Now()
 	p.keys("Enter")
 	opened := p.waitText("+10000", time.Minute)
 	t.Logf("the 10,000-line review was on screen %s after enter (screen polled every 50 ms)", opened)
-	_ = start
 	// Select the big file and page through it: each key answers.
 	p.waitFor("big.py selected", 10*time.Second, func(s string) bool {
 		if !strings.Contains(s, "▸ ■ big.py") {

@@ -80,9 +80,17 @@ func newPrivateRepo(worktree string) (privateRepo, error) {
 		_ = os.RemoveAll(dir)
 		return privateRepo{}, fmt.Errorf("make the worker's repository: %w", err)
 	}
-	owner, err := os.OpenFile(filepath.Join(dir, ".owner"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	// The lock is taken on a file of another name, then renamed into
+	// place: a concurrent run's sweep opens only .owner, so it never finds
+	// the file before it is locked (it would take the lock, remove this
+	// directory, and leave this run unable to lock).
+	pending := filepath.Join(dir, ".owner.pending")
+	owner, err := os.OpenFile(pending, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err == nil {
 		err = syscall.Flock(int(owner.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err == nil {
+		err = os.Rename(pending, filepath.Join(dir, ".owner"))
 	}
 	if err != nil {
 		if owner != nil {

@@ -158,3 +158,43 @@ func TestStaleWorkerRepositoriesAreSwept(t *testing.T) {
 		t.Error("a live (or just made) repository was removed")
 	}
 }
+
+// TestSweepNeverTakesANewRepository: runs starting while others sweep
+// never lose their new repository to a sweep, nor fail to lock it (a
+// sweep used to find the owner file before its lock was taken).
+func TestSweepNeverTakesANewRepository(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	stop := make(chan struct{})
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				sweepStaleRepos(dir)
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		<-swept
+	}()
+	for i := range 300 {
+		p, err := newPrivateRepo(t.TempDir())
+		if err != nil {
+			t.Fatalf("repository %d: %v", i, err)
+		}
+		for range 3 {
+			sweepStaleRepos(dir)
+		}
+		if !exists(p.dir) || !exists(filepath.Join(p.dir, ".owner")) {
+			t.Fatalf("repository %d was swept while its run lived", i)
+		}
+		if err := p.remove(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
