@@ -11,7 +11,8 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
+
+	"github.com/dirtywork/dirtywork/tui/theme"
 )
 
 // Highlighter colours code for one chroma style.
@@ -26,13 +27,28 @@ type Highlighter struct {
 // by token through lipgloss costs more than lexing them.
 type sgr struct{ on, off string }
 
-// New returns a highlighter for the named chroma style; nil for "" (no
-// syntax colour).
-func New(styleName string) *Highlighter {
-	if styleName == "" {
+// New returns a highlighter for the theme's syntax colours; nil for the
+// zero Syntax (no syntax colour).
+func New(sx theme.Syntax) *Highlighter {
+	if sx == (theme.Syntax{}) {
 		return nil
 	}
-	return &Highlighter{style: styles.Get(styleName), cache: map[chroma.TokenType]sgr{}}
+	entries := chroma.StyleEntries{}
+	for t, e := range map[chroma.TokenType]string{
+		chroma.Keyword: sx.Keyword, chroma.KeywordType: sx.Type, chroma.NameClass: sx.Type,
+		chroma.NameFunction: sx.Function, chroma.NameBuiltin: sx.Builtin,
+		chroma.LiteralString: sx.String, chroma.LiteralNumber: sx.Number,
+		chroma.Comment: sx.Comment, chroma.CommentPreproc: sx.Meta, chroma.NameDecorator: sx.Meta,
+	} {
+		if e != "" {
+			entries[t] = e
+		}
+	}
+	style, err := chroma.NewStyle("dirtywork", entries)
+	if err != nil {
+		return nil // a theme's entry chroma cannot read: plain text
+	}
+	return &Highlighter{style: style, cache: map[chroma.TokenType]sgr{}}
 }
 
 // MaxLineBytes is the longest line given colour; longer lines (minified

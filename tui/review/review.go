@@ -154,7 +154,7 @@ func New(s *theme.Styles, km *keys.Map, store backend.Store, launcher backend.La
 	ta.SetStyles(s.Area)
 	m := Model{
 		styles: s, keys: &km.Review, confirm: &km.Confirm, form: &km.Form,
-		store: store, launcher: launcher, hl: highlight.New(s.ChromaStyle), now: now,
+		store: store, launcher: launcher, hl: highlight.New(s.Syntax), now: now,
 		run: run, colored: map[chunkKey][]string{}, asked: map[chunkKey]bool{}, feedback: ta,
 	}
 	m.syncKeys()

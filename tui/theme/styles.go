@@ -58,9 +58,34 @@ type Styles struct {
 	Input textinput.Styles
 	Area  textarea.Styles
 
-	// ChromaStyle names the chroma style for syntax colour; empty means
-	// no syntax colour (NO_COLOR).
-	ChromaStyle string
+	// Syntax colours the code in a diff; the zero value (NO_COLOR) means
+	// none.
+	Syntax Syntax
+}
+
+// Syntax is the syntax colour of code, one chroma style entry ("bold
+// #rrggbb") per token class; subclasses inherit their class's entry.
+// These are the theme's own, not one of chroma's named styles: those
+// come with a package that parses all of them whenever the program
+// starts, which every dirtywork process (a run, the tool server) paid.
+type Syntax struct {
+	Keyword, Type, Function, Builtin, String, Number, Comment, Meta string
+}
+
+// DarkSyntax is the syntax colour for dark terminals.
+func DarkSyntax() Syntax {
+	return Syntax{
+		Keyword: "bold #C397D8", Type: "#7FD4C6", Function: "#8FA8FF", Builtin: "#5FD7FF",
+		String: "#B5D68C", Number: "#F0A45D", Comment: "italic #8A8A8A", Meta: "#FFD75F",
+	}
+}
+
+// LightSyntax is the syntax colour for light terminals.
+func LightSyntax() Syntax {
+	return Syntax{
+		Keyword: "bold #8700AF", Type: "#007373", Function: "#3050C0", Builtin: "#005FAF",
+		String: "#3A7D00", Number: "#AF5F00", Comment: "italic #6C6C6C", Meta: "#875F00",
+	}
 }
 
 // New builds the styles for mode.
@@ -68,14 +93,12 @@ func New(mode Mode) *Styles {
 	if mode == NoColor {
 		return noColor()
 	}
-	p := DarkPalette()
-	chroma := "monokai"
+	p, syntax := DarkPalette(), DarkSyntax()
 	if mode == Light {
-		p = LightPalette()
-		chroma = "github"
+		p, syntax = LightPalette(), LightSyntax()
 	}
 	fg := func(c color.Color) lipgloss.Style { return lipgloss.NewStyle().Foreground(c) }
-	s := &Styles{Mode: mode, ChromaStyle: chroma}
+	s := &Styles{Mode: mode, Syntax: syntax}
 	s.Text = fg(p.Text)
 	s.Bold = fg(p.Text).Bold(true)
 	s.Muted = fg(p.Muted)
