@@ -65,7 +65,16 @@ func (g *Git) ResolveRepo(ctx context.Context, path string) (Repo, error) {
 		return Repo{}, fmt.Errorf("repository %s %w", abs, ErrNotDir)
 	}
 
-	out, err := g.run(ctx, resolved, "rev-parse", "--is-inside-work-tree")
+	// The usual case, a work tree, takes one call for the check and the
+	// paths; anything else (a bare repository, a git dir, no repository)
+	// makes that call fail and is told apart by the two calls below.
+	out, err := g.run(ctx, resolved, "rev-parse", "--is-inside-work-tree", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+	if err == nil {
+		if lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"); len(lines) == 4 && lines[0] == "true" {
+			return g.finishRepo(ctx, abs, lines[1:])
+		}
+	}
+	out, err = g.run(ctx, resolved, "rev-parse", "--is-inside-work-tree")
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository") {
@@ -87,6 +96,13 @@ func (g *Git) ResolveRepo(ctx context.Context, path string) (Repo, error) {
 	if len(lines) != 3 {
 		return Repo{}, fmt.Errorf("locate the git dirs of %s: unexpected rev-parse output %q", abs, out)
 	}
+	return g.finishRepo(ctx, abs, lines)
+}
+
+// finishRepo takes rev-parse's three absolute paths (top level, git dir,
+// common dir) of the repository at abs and resolves its HEAD.
+func (g *Git) finishRepo(ctx context.Context, abs string, lines []string) (Repo, error) {
+	var err error
 	var paths [3]string
 	for i, p := range lines {
 		if paths[i], err = filepath.EvalSymlinks(p); err != nil {
