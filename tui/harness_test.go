@@ -165,8 +165,8 @@ func (h *harness) key(names ...string) {
 // typeText sends each rune as a key press.
 func (h *harness) typeText(s string) {
 	h.t.Helper()
-	for _, r := range s {
-		h.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	for _, k := range runes(s) {
+		h.send(k)
 	}
 }
 
@@ -291,6 +291,7 @@ func (h *harness) typeAhead(keys ...tea.KeyPressMsg) {
 	}
 }
 
+// runes is s as key presses, one a rune.
 func runes(s string) []tea.KeyPressMsg {
 	var out []tea.KeyPressMsg
 	for _, r := range s {

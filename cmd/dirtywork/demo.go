@@ -214,6 +214,12 @@ func runCockpit(c *cobra.Command, io *streams, f demoFlags) error {
 	if _, err := exec.LookPath("python3"); err == nil {
 		verify = "python3 -m unittest -q"
 	}
+	// Every docker run of the demo, the cockpit's later launches too, uses
+	// the demo's image.
+	var extra []string
+	if sandbox == "docker" {
+		extra = []string{"--image", f.image}
+	}
 	var queue []backend.LaunchSpec
 	var firstURL string
 	for _, s := range scripts {
@@ -226,14 +232,10 @@ func runCockpit(c *cobra.Command, io *streams, f demoFlags) error {
 		if firstURL == "" {
 			firstURL = base
 		}
-		spec := backend.LaunchSpec{
+		queue = append(queue, backend.LaunchSpec{
 			Repo: repo, Task: s.Task, Model: s.ModelID(), BaseURL: base, Sandbox: sandbox,
-			MaxTurns: 40, Verify: verify,
-		}
-		if sandbox == "docker" {
-			spec.ExtraArgs = []string{"--image", f.image}
-		}
-		queue = append(queue, spec)
+			MaxTurns: 40, Verify: verify, ExtraArgs: extra,
+		})
 	}
 	opts, err := tuiOptions(c, tuiFlags{repo: repo, model: scripts[0].ModelID(), baseURL: firstURL, sandbox: sandbox, maxParallel: f.maxParallel})
 	if err != nil {
@@ -243,10 +245,7 @@ func runCockpit(c *cobra.Command, io *streams, f demoFlags) error {
 	opts.Queue = queue
 	opts.Banner = cockpitBanner
 	opts.Launch.Verify = verify
-	if sandbox == "docker" {
-		// More runs launched from the cockpit use the demo's image too.
-		opts.Launch.ExtraArgs = []string{"--image", f.image}
-	}
+	opts.Launch.ExtraArgs = extra
 	if err := runTUI(ctx, io, opts); err != nil {
 		return err
 	}

@@ -145,22 +145,16 @@ var reviewRE = regexp.MustCompile(`(?m)^Review (\S+)`)
 // waitFreshReview waits for a loaded review of a run that has no verdict
 // yet, so a key meant for it never reaches the review before it (the
 // screen can lag behind the program on a loaded machine).
-func (p *tmuxPane) waitFreshReview(home string) string {
+func (p *tmuxPane) waitFreshReview(home string) {
 	p.t.Helper()
-	var slug string
 	p.waitFor("a loaded review of a run without a verdict", 20*time.Second, func(s string) bool {
 		m := reviewRE.FindStringSubmatch(s)
 		if m == nil || !strings.Contains(s, "in the accept") {
 			return false
 		}
 		r, ok := records(p.t, home)[m[1]]
-		if !ok || r["verdict"] != nil {
-			return false
-		}
-		slug = m[1]
-		return true
+		return ok && r["verdict"] == nil
 	})
-	return slug
 }
 
 // records reads every run.json under home's runs root, by slug.

@@ -5,6 +5,7 @@
 package highlight
 
 import (
+	"maps"
 	"strings"
 	"sync"
 
@@ -33,17 +34,13 @@ func New(sx theme.Syntax) *Highlighter {
 	if sx == (theme.Syntax{}) {
 		return nil
 	}
-	entries := chroma.StyleEntries{}
-	for t, e := range map[chroma.TokenType]string{
+	entries := chroma.StyleEntries{
 		chroma.Keyword: sx.Keyword, chroma.KeywordType: sx.Type, chroma.NameClass: sx.Type,
 		chroma.NameFunction: sx.Function, chroma.NameBuiltin: sx.Builtin,
 		chroma.LiteralString: sx.String, chroma.LiteralNumber: sx.Number,
 		chroma.Comment: sx.Comment, chroma.CommentPreproc: sx.Meta, chroma.NameDecorator: sx.Meta,
-	} {
-		if e != "" {
-			entries[t] = e
-		}
 	}
+	maps.DeleteFunc(entries, func(_ chroma.TokenType, e string) bool { return e == "" })
 	style, err := chroma.NewStyle("dirtywork", entries)
 	if err != nil {
 		return nil // a theme's entry chroma cannot read: plain text
