@@ -90,7 +90,7 @@ func renameAside(q *lane, p string) error {
 		if i > 0 {
 			to = fmt.Sprintf("%s%s.%d", base, DisarmedSuffix, i)
 		}
-		err = unix.Renameat2(fd, base, fd, to, unix.RENAME_NOREPLACE)
+		err = renameNoReplace(fd, base, to)
 		if !errors.Is(err, unix.EEXIST) {
 			return err
 		}
