@@ -11,6 +11,10 @@
 // bidirectional formatting characters as \uXXXX, and bytes that are not
 // UTF-8 as U+FFFD. What remains is printable text, so every escape
 // sequence is inert and visible.
+//
+// JSON is different: it must decode to exactly what was encoded, so
+// EncodeJSON and EscapeJSON write the same characters as JSON's own
+// \uXXXX escapes instead of showing them.
 package termsafe
 
 import (
@@ -138,4 +142,17 @@ func (t *Writer) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// Flush writes what is held back of a rune cut at the end of the last
+// write (shown as U+FFFD, as it never came whole). Call it once nothing
+// more will be written.
+func (t *Writer) Flush() error {
+	if len(t.pending) == 0 {
+		return nil
+	}
+	held := string(t.pending)
+	t.pending = nil
+	_, err := io.WriteString(t.w, String(held))
+	return err
 }

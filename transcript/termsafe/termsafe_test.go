@@ -96,3 +96,23 @@ func TestWriterNeutralisesAcrossWrites(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestWriterFlushShowsACutRune(t *testing.T) {
+	var b strings.Builder
+	w := NewWriter(&b)
+	if _, err := w.Write([]byte("ok \xe6\x97")); err != nil { // 日 without its last byte
+		t.Fatal(err)
+	}
+	if b.String() != "ok " {
+		t.Fatalf("the cut rune was not held back: %q", b.String())
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.String(), "ok \ufffd\ufffd"; got != want {
+		t.Errorf("after Flush: %q, want %q", got, want)
+	}
+	if err := w.Flush(); err != nil || b.String() != "ok \ufffd\ufffd" {
+		t.Errorf("a second Flush wrote again: %q %v", b.String(), err)
+	}
+}
