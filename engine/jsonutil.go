@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/dirtywork/dirtywork/transcript/termsafe"
 )
 
 // marshalNoEscape encodes v as JSON without HTML escaping, as everything
@@ -17,11 +19,9 @@ func marshalNoEscape(v any) ([]byte, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
-// EncodePayload renders the stdout object: one line, no HTML escaping.
+// EncodePayload renders the stdout object: one line, no HTML escaping,
+// and nothing a terminal would act on (the worker's text is in it; see
+// termsafe.EncodeJSON). result.json keeps the same bytes.
 func EncodePayload(p *Payload) ([]byte, error) {
-	data, err := marshalNoEscape(p)
-	if err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
+	return termsafe.EncodeJSON(p)
 }

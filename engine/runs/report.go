@@ -11,6 +11,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/engine/policy"
 	"github.com/dirtywork/dirtywork/transcript"
+	"github.com/dirtywork/dirtywork/transcript/termsafe"
 )
 
 // Report is everything `runs show` says of one run.
@@ -182,7 +183,10 @@ func compactVerify(v *transcript.VerifyResult) string {
 	return fmt.Sprintf("%s (exit %d)", word, *v.ExitCode)
 }
 
-// RecordJSON is run.json as `runs show` prints it: indent 2, keys sorted.
+// RecordJSON is run.json as `runs show` prints it: indent 2, keys sorted,
+// and the characters a terminal acts on written as \uXXXX escapes (see
+// termsafe.EscapeJSON), so the block stays JSON that means what run.json
+// means.
 func (r *Report) RecordJSON() string {
 	data, err := json.MarshalIndent(map[string]any(r.Raw), "", "  ")
 	if err != nil {
@@ -192,7 +196,7 @@ func (r *Report) RecordJSON() string {
 	data = bytes.ReplaceAll(data, []byte(`\u003c`), []byte("<"))
 	data = bytes.ReplaceAll(data, []byte(`\u003e`), []byte(">"))
 	data = bytes.ReplaceAll(data, []byte(`\u0026`), []byte("&"))
-	return string(data)
+	return string(termsafe.EscapeJSON(data))
 }
 
 // OutcomeClass classifies a tool result (R-3): timed out (checked first),
