@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/transcript/termsafe"
 )
 
 // Detached runs: `run --detach` (and `resume --detach`) start the same
@@ -117,7 +118,9 @@ func startDetached(ctx context.Context, ios *streams) error {
 		}
 		// The child is on its own now; it is not ours to wait for.
 		_ = cmd.Process.Release()
-		if _, err := ios.out.Write(append(bytes.TrimSpace(announcement), '\n')); err != nil {
+		// The child encoded it safely; escaping again costs nothing and
+		// keeps a raw byte from ever reaching the terminal from here.
+		if _, err := ios.out.Write(append(termsafe.EscapeJSON(bytes.TrimSpace(announcement)), '\n')); err != nil {
 			return fmt.Errorf("print the run: %w", err)
 		}
 		return nil
@@ -196,7 +199,8 @@ func (d *detachedChild) announce(s engine.Started) {
 		// fd 2 itself becomes the log, so the runtime's own last words
 		// (a crash) land there too, and nothing holds the parent's pipe.
 		if err = unix.Dup2(int(log.Fd()), 2); err == nil {
-			d.errOut = os.Stderr
+			// The log is read with cat and less: neutralised as stderr was.
+			d.errOut = termsafe.NewWriter(os.Stderr)
 		}
 		_ = log.Close()
 	}
@@ -215,7 +219,7 @@ func (d *detachedChild) announce(s engine.Started) {
 	if hs == nil {
 		return
 	}
-	data, _ := json.Marshal(s)
-	_, _ = hs.Write(append(data, '\n')) // a parent gone away: the run goes on
+	data, _ := termsafe.EncodeJSON(s)
+	_, _ = hs.Write(data) // a parent gone away: the run goes on
 	_ = hs.Close()
 }

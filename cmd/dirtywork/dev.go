@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 
 	"github.com/dirtywork/dirtywork/engine/provider/scripted"
@@ -57,8 +55,9 @@ JSON line.`,
 				return usageErrorf("%v", err)
 			}
 			defer func() { _ = srv.Close() }()
-			line, _ := json.Marshal(map[string]string{"base_url": base, "model": script.ModelID()})
-			fmt.Fprintln(io.out, string(line))
+			// A reader gone away does not stop the server: it serves whoever
+			// learned the address.
+			_ = writeJSON(io.out, map[string]string{"base_url": base, "model": script.ModelID()})
 			<-c.Context().Done()
 			return nil
 		},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,12 +100,8 @@ detail, problem, fix, data}]}; text written to a terminal is made safe to show.`
 			}
 			rep := runDoctor(c.Context(), doctorInputs{baseURL: baseURL, model: wantModel, image: image})
 			if asJSON {
-				data, err := json.Marshal(rep)
-				if err != nil {
-					return fmt.Errorf("encode the report: %w", err)
-				}
-				if _, err := io.out.Write(append(data, '\n')); err != nil {
-					return fmt.Errorf("print the report: %w", err)
+				if err := writeJSON(io.out, rep); err != nil {
+					return err
 				}
 			} else if err := printDoctor(io.out, rep); err != nil {
 				return fmt.Errorf("print the report: %w", err)
@@ -460,7 +455,7 @@ func ownerOf(fi fs.FileInfo) int {
 // fix indented below, worker- or server-given text made safe for a
 // terminal.
 func printDoctor(w io.Writer, rep doctorReport) error {
-	safe := safeLine(w)
+	safe := safeLine
 	width := 0
 	for _, c := range rep.Checks {
 		width = max(width, len(c.Name))

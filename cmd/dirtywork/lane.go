@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -225,16 +224,6 @@ func laneError(err error) error {
 	return err // unclassified errors exit 2 as well
 }
 
-// writeJSON prints v as one JSON line, without HTML escaping.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Errorf("write JSON result: %w", err)
-	}
-	return nil
-}
-
 // writeLaneList prints lanes for people:
 //
 //	run-7/task-3  dirty
@@ -244,8 +233,8 @@ func writeJSON(w io.Writer, v any) error {
 //	  changed:  ?? agent-work.txt
 func writeLaneList(w io.Writer, infos []gitops.LaneInfo) error {
 	// Lane ids, changed paths and errors come from orchestrators and the
-	// worker (file names): neutralised on a terminal.
-	safe := safeLine(w)
+	// worker (file names): neutralised wherever they are printed.
+	safe := safeLine
 	var b strings.Builder
 	if len(infos) == 0 {
 		b.WriteString("no lanes\n")

@@ -69,11 +69,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}()
 
 	// Errors, warnings and progress lines quote paths and text the worker
-	// chose (file names, git's messages about them): on a terminal they
-	// are neutralised, everywhere else they stay exact.
-	if isTerminal(stderr) {
-		stderr = termsafe.NewWriter(stderr)
-	}
+	// chose (file names, git's messages about them): neutralised wherever
+	// stderr goes, as a log or a pipe is read on a terminal later.
+	safeErr := termsafe.NewWriter(stderr)
+	defer func() { _ = safeErr.Flush() }() // nowhere left to report a failure to
+	stderr = safeErr
 	io := &streams{in: stdin, out: stdout, errOut: stderr, args: args}
 	root := newRootCmd(io)
 	root.SetArgs(args)

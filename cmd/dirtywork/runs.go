@@ -85,12 +85,13 @@ func reportExport(io *streams, res *engine.ExportResult, laterErr error) error {
 		fmt.Fprintf(io.errOut, "warning: %v\n", laterErr)
 	}
 	if !res.OK {
-		fmt.Fprintf(io.errOut, "%s\nthe volume was kept; fix the cause and run 'dirtywork runs export %s' again\n", res.Status, res.Slug)
+		fmt.Fprintf(io.errOut, "%s\nthe volume was kept; fix the cause and run 'dirtywork runs export %s' again\n", safeLine(res.Status), res.Slug)
 		return silentExit(ExitRunNotCompleted)
 	}
-	fmt.Fprintf(io.out, "exported '%s' into %s\n", res.Slug, res.Worktree)
+	fmt.Fprintf(io.out, "exported '%s' into %s\n", res.Slug, safeLine(res.Worktree))
 	if res.Fin.DiffStat != "" {
-		fmt.Fprintln(io.out, res.Fin.DiffStat)
+		// The stat names the worker's files.
+		fmt.Fprintln(io.out, safeText(res.Fin.DiffStat))
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ done. Exit 1 when any step was skipped, else 0; 2 for bad arguments.`,
 				results = []*runs.CleanResult{store.Clean(c.Context(), args[0], opts)}
 			}
 			skipped := false
-			line := safeLine(io.out)
+			line := safeLine
 			for _, r := range results {
 				skipped = skipped || r.Skipped()
 				if asJSON {

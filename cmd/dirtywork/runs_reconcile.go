@@ -46,7 +46,7 @@ worktrees or directories are only reported. A live run is never touched.
 					return err
 				}
 			} else {
-				line := safeLine(io.out)
+				line := safeLine
 				if len(rep.Orphans) == 0 {
 					fmt.Fprintln(io.out, "no orphans found")
 				}

@@ -116,10 +116,10 @@ change, a worktree that is not the run's).`,
 				return writeJSON(io.out, res)
 			}
 			if !res.Committed {
-				fmt.Fprintf(io.out, "accepted '%s': nothing to commit, %s stays at %s\n", res.Slug, res.Branch, short(res.Commit))
+				fmt.Fprintf(io.out, "accepted '%s': nothing to commit, %s stays at %s\n", res.Slug, safeLine(res.Branch), short(res.Commit))
 				return nil
 			}
-			fmt.Fprintf(io.out, "accepted '%s': %s on %s (%d files)\n", res.Slug, short(res.Commit), res.Branch, len(res.Files))
+			fmt.Fprintf(io.out, "accepted '%s': %s on %s (%d files)\n", res.Slug, short(res.Commit), safeLine(res.Branch), len(res.Files))
 			return nil
 		},
 	}
@@ -183,14 +183,14 @@ checkout) and changes nothing. Exit 0; 2 when refused.`,
 			}
 			switch {
 			case res.AlreadyMerged:
-				fmt.Fprintf(io.out, "'%s' is already in %s\n", res.Slug, res.Into)
+				fmt.Fprintf(io.out, "'%s' is already in %s\n", res.Slug, safeLine(res.Into))
 			case res.FastForward:
-				fmt.Fprintf(io.out, "merged '%s' into %s: fast-forward to %s\n", res.Slug, res.Into, short(res.Commit))
+				fmt.Fprintf(io.out, "merged '%s' into %s: fast-forward to %s\n", res.Slug, safeLine(res.Into), short(res.Commit))
 			default:
-				fmt.Fprintf(io.out, "merged '%s' into %s: merge commit %s\n", res.Slug, res.Into, short(res.Commit))
+				fmt.Fprintf(io.out, "merged '%s' into %s: merge commit %s\n", res.Slug, safeLine(res.Into), short(res.Commit))
 			}
 			if res.UpdatedCheckout != "" {
-				fmt.Fprintf(io.out, "updated the checkout at %s\n", res.UpdatedCheckout)
+				fmt.Fprintf(io.out, "updated the checkout at %s\n", safeLine(res.UpdatedCheckout))
 			}
 			return nil
 		},
@@ -205,14 +205,14 @@ checkout) and changes nothing. Exit 0; 2 when refused.`,
 }
 
 func printForecast(io *streams, f *runs.MergeForecast) {
-	line := safeLine(io.out)
-	fmt.Fprintf(io.out, "into: %s\n", dashed(f.Into))
+	line := safeLine
+	fmt.Fprintf(io.out, "into: %s\n", dashed(line(f.Into)))
 	fmt.Fprintf(io.out, "base moved: %v\n", f.BaseMoved)
 	fmt.Fprintf(io.out, "fast-forward: %v\n", f.FastForward)
 	fmt.Fprintf(io.out, "already merged: %v\n", f.AlreadyMerged)
 	fmt.Fprintf(io.out, "uncommitted work to accept: %v\n", f.Pending)
 	fmt.Fprintf(io.out, "conflicts: %s\n", dashed(line(strings.Join(f.Conflicts, ", "))))
-	fmt.Fprintf(io.out, "checked out at: %s\n", dashed(f.CheckedOutAt))
+	fmt.Fprintf(io.out, "checked out at: %s\n", dashed(line(f.CheckedOutAt)))
 	if f.OK() {
 		fmt.Fprintln(io.out, "would merge: yes")
 		return
@@ -225,7 +225,7 @@ func printForecast(io *streams, f *runs.MergeForecast) {
 
 func warnRisks(io *streams, risks []runs.Risk) {
 	for _, r := range risks {
-		fmt.Fprintf(io.errOut, "warning: %s: %s\n", safeLine(io.errOut)(r.Path), safeLine(io.errOut)(r.Detail))
+		fmt.Fprintf(io.errOut, "warning: %s: %s\n", safeLine(r.Path), safeLine(r.Detail))
 	}
 }
 

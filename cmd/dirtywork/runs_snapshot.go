@@ -36,7 +36,7 @@ unexported docker run: that would commit the deletion of every file). Prints
 				fmt.Fprintln(io.out, "nothing to snapshot")
 				return nil
 			}
-			line := fmt.Sprintf("snapshot %s on %s", res.Commit, res.Branch)
+			line := fmt.Sprintf("snapshot %s on %s", res.Commit, safeLine(res.Branch))
 			switch n := len(res.Skipped); {
 			case n == 1:
 				line += " (1 non-regular entry skipped)"

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -78,13 +79,18 @@ func TestRunsListAndShowNeutraliseWorkerTextOnATerminal(t *testing.T) {
 			}
 		})
 	}
-	// Not a terminal: --json and plain output stay exact.
+	// Not a terminal: --json escapes what a terminal acts on and decodes
+	// to the exact text; plain output is neutralised all the same.
 	out, _, _ := runMain(t, "runs", "show", "evil-0102030405-eeeeeeee", "--json")
-	if !strings.Contains(out, `\u001b]0;owned\u0007`) {
-		t.Errorf("--json is not exact:\n%s", out)
+	if !strings.Contains(out, `\u001b]0;owned\u0007 it\u001b[2J\u009b31m\u007f\r!`) {
+		t.Errorf("--json is not escaped:\n%s", out)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec["task"] != hostile {
+		t.Errorf("--json does not decode to the exact task: %q %v", rec["task"], err)
 	}
 	out, _, _ = runMain(t, "runs", "list")
-	if !strings.Contains(out, "\x1b") {
-		t.Errorf("redirected output was changed:\n%q", out)
+	if !strings.Contains(out, "fix␛]0;owned␇ it␛[2J\\u009b31m␡␍!") {
+		t.Errorf("redirected output is not neutralised:\n%q", out)
 	}
 }

@@ -3,15 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/dirtywork/dirtywork/engine/runs"
-	"github.com/dirtywork/dirtywork/transcript/termsafe"
 )
 
 // openStore opens the runs store of the environment.
@@ -30,31 +28,6 @@ func runsError(err error) error {
 		return err
 	}
 	return &exitError{Code: ExitUsage, Err: err}
-}
-
-// isTerminal reports whether w is a terminal: worker text written there
-// is neutralised, written anywhere else it stays exact.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	return term.IsTerminal(f.Fd())
-}
-
-// safeText returns s neutralised for a terminal when w is one.
-func safeText(w io.Writer) func(string) string {
-	if isTerminal(w) {
-		return termsafe.String
-	}
-	return func(s string) string { return s }
-}
-
-func safeLine(w io.Writer) func(string) string {
-	if isTerminal(w) {
-		return termsafe.Line
-	}
-	return func(s string) string { return s }
 }
 
 func newRunsListCmd(io *streams) *cobra.Command {
@@ -89,7 +62,7 @@ the run outside its run dir). Exit 0.`,
 				fmt.Fprintln(io.out, "no runs found")
 				return nil
 			}
-			line := safeLine(io.out)
+			line := safeLine
 			cells := make([][]string, len(rows))
 			for i, r := range rows {
 				cs := r.Cells()
@@ -111,22 +84,37 @@ the run outside its run dir). Exit 0.`,
 
 func newRunsShowCmd(io *streams) *cobra.Command {
 	var (
-		asJSON, withDiff, markdown bool
-		out                        string
+		asJSON, withDiff, markdown, raw bool
+		out                             string
 	)
 	cmd := &cobra.Command{
-		Use:   "show SLUG [--json] [--diff] [--markdown [--out FILE]]",
+		Use:   "show SLUG [--json] [--diff [--raw]] [--markdown [--out FILE] [--raw]]",
 		Short: "Show one run: summary, run.json, timeline, and its diff",
 		Long: `Shows one run: key: value summary lines, run.json, the transcript's timeline
 and, with --diff, the run's changes (from its worktree, else its diff.patch).
 --markdown prints a review document ready to paste into a pull request; --out
-writes it to FILE instead. --json prints run.json exactly (with --diff, an object
-{record, diff}). Worker text written to a terminal has its escape sequences and
-control characters made visible. Exit 0; 2 for an unknown run or bad flags.`,
+writes it to FILE instead. --json prints run.json (with --diff, an object
+{record, diff}).
+
+Worker text is neutralised wherever it goes, a terminal, a pipe or --out FILE:
+escape sequences and control characters are shown visibly (ESC as ␛, CR as ␍,
+C1 controls and bidirectional overrides as \uXXXX), newlines and tabs are kept.
+JSON escapes the same characters as \uXXXX and decodes to the exact text.
+
+--raw prints the worker's bytes unneutralised: with --diff, only the patch,
+byte for byte (what 'git apply' takes; the neutralised diff can differ from it,
+a CR for one); with --markdown, the document as it is. Use it only where no
+terminal will show the output. The run's own record of its change is
+<run_dir>/diff.patch. Exit 0; 2 for an unknown run or bad flags.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if out != "" && !markdown {
+			switch {
+			case out != "" && !markdown:
 				return usageErrorf("--out needs --markdown")
+			case raw && asJSON:
+				return usageErrorf("--raw does not go with --json: JSON escapes what a terminal acts on and decodes to the exact text")
+			case raw && !withDiff && !markdown:
+				return usageErrorf("--raw needs --diff or --markdown")
 			}
 			store, err := openStore()
 			if err != nil {
@@ -150,26 +138,30 @@ control characters made visible. Exit 0; 2 for an unknown run or bad flags.`,
 				return writeJSON(io.out, map[string]any{"record": rep.Raw, "diff": diffJSON(d)})
 			case markdown:
 				doc := rep.Markdown(d)
+				if !raw {
+					doc = safeText(doc)
+				}
 				if out == "" {
-					_, err := fmt.Fprint(io.out, safeText(io.out)(doc))
+					_, err := fmt.Fprint(io.out, doc)
 					return err
 				}
 				if err := os.WriteFile(out, []byte(doc), 0o600); err != nil {
 					return usageErrorf("write %s: %v", out, err)
 				}
-				fmt.Fprintf(io.out, "wrote %s\n", out)
+				fmt.Fprintf(io.out, "wrote %s\n", safeLine(out))
 				return nil
+			case raw:
+				return printRawPatch(io, rep, d)
 			}
-			text := safeText(io.out)
 			var b strings.Builder
 			for _, kv := range rep.Summary() {
-				fmt.Fprintf(&b, "%s: %s\n", kv.Key, safeLine(io.out)(kv.Value))
+				fmt.Fprintf(&b, "%s: %s\n", kv.Key, safeLine(kv.Value))
 			}
-			b.WriteString("\n" + text(rep.RecordJSON()) + "\n")
+			b.WriteString("\n" + safeText(rep.RecordJSON()) + "\n")
 			if rep.TranscriptPath != "" {
 				b.WriteString("\ntimeline:\n")
 				for _, l := range rep.Timeline() {
-					b.WriteString(safeLine(io.out)(l) + "\n")
+					b.WriteString(safeLine(l) + "\n")
 				}
 			}
 			if d != nil {
@@ -177,10 +169,10 @@ control characters made visible. Exit 0; 2 for an unknown run or bad flags.`,
 				if len(d.Patch) == 0 {
 					b.WriteString(runs.NoPatchNote + "\n")
 				} else {
-					b.WriteString(text(string(d.Patch)))
+					b.WriteString(safeText(string(d.Patch)))
 				}
 				for _, r := range d.Risks {
-					fmt.Fprintf(&b, "warning: %s: %s\n", safeLine(io.out)(r.Path), safeLine(io.out)(r.Detail))
+					fmt.Fprintf(&b, "warning: %s: %s\n", safeLine(r.Path), safeLine(r.Detail))
 				}
 			}
 			_, err = fmt.Fprint(io.out, b.String())
@@ -188,11 +180,34 @@ control characters made visible. Exit 0; 2 for an unknown run or bad flags.`,
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&asJSON, "json", false, "print run.json exactly")
+	f.BoolVar(&asJSON, "json", false, "print run.json")
 	f.BoolVar(&withDiff, "diff", false, "include the run's changes")
 	f.BoolVar(&markdown, "markdown", false, "print a review document in Markdown")
 	f.StringVar(&out, "out", "", "write the Markdown document to `FILE`")
+	f.BoolVar(&raw, "raw", false, "print worker bytes unneutralised: the patch alone with --diff, the document with --markdown")
 	return cmd
+}
+
+// printRawPatch is `runs show --diff --raw`: the patch on stdout byte for
+// byte, and nothing else there, so it can be piped into git apply. What a
+// person should know about it (no patch, a cut one, risky paths) goes to
+// stderr, neutralised.
+func printRawPatch(io *streams, rep *runs.Report, d *runs.Diff) error {
+	if len(d.Patch) == 0 {
+		fmt.Fprintln(io.errOut, runs.NoPatchNote)
+		return nil
+	}
+	if _, err := io.out.Write(d.Patch); err != nil {
+		return fmt.Errorf("print the diff: %w", err)
+	}
+	if d.Truncated {
+		fmt.Fprintf(io.errOut, "warning: the diff was cut at %d bytes; the run's own patch is %s\n",
+			len(d.Patch), safeLine(filepath.Join(rep.Run.Dir, "diff.patch")))
+	}
+	for _, r := range d.Risks {
+		fmt.Fprintf(io.errOut, "warning: %s: %s\n", safeLine(r.Path), safeLine(r.Detail))
+	}
+	return nil
 }
 
 // diffJSON is a Diff as JSON.

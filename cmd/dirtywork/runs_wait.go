@@ -15,6 +15,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/transcript"
+	"github.com/dirtywork/dirtywork/transcript/termsafe"
 )
 
 // ExitWaitTimeout is `runs wait`'s exit code when the run was still alive
@@ -85,7 +86,9 @@ func waitForRun(ctx context.Context, io *streams, slug string, timeout float64, 
 			Status string `json:"status"`
 		}
 		_ = json.Unmarshal(data, &res) // ReadResult checked it is an object
-		if _, err := io.out.Write(data); err != nil {
+		// The run printed it escaped, but the file may come from an
+		// older dirtywork that wrote the worker's text raw.
+		if _, err := io.out.Write(termsafe.EscapeJSON(data)); err != nil {
 			return fmt.Errorf("print the result: %w", err)
 		}
 		return exitForStatus(res.Status)
@@ -96,12 +99,8 @@ func waitForRun(ctx context.Context, io *streams, slug string, timeout float64, 
 	// No result: the process ended without one. Say what the record
 	// says.
 	obj := deadRunObject(dir, slug)
-	data, err = json.Marshal(obj)
-	if err != nil {
-		return fmt.Errorf("encode the run: %w", err)
-	}
-	if _, err := io.out.Write(append(data, '\n')); err != nil {
-		return fmt.Errorf("print the run: %w", err)
+	if err := writeJSON(io.out, obj); err != nil {
+		return err
 	}
 	status, _ := obj["status"].(string)
 	return exitForStatus(status)
