@@ -6,6 +6,7 @@ import (
 )
 
 func TestArgs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args *Args
@@ -25,6 +26,7 @@ func TestArgs(t *testing.T) {
 }
 
 func TestArgsStringsIsACopy(t *testing.T) {
+	t.Parallel()
 	a := NewArgs("log")
 	got := a.Strings()
 	got[0] = "changed"

@@ -9,6 +9,7 @@ import (
 )
 
 func TestReadConventions(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("é", 40000) // 2 bytes each: cut by characters, not bytes
 	tests := []struct {
 		name          string
@@ -92,6 +93,7 @@ func TestReadConventions(t *testing.T) {
 }
 
 func TestReadConventionsReadsTheGivenCommit(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	old := commitFile(t, dir, "CLAUDE.md", "old\n")
 	commitFile(t, dir, "CLAUDE.md", "new\n")

@@ -9,6 +9,7 @@ import (
 )
 
 func TestEnsureExcluded(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, before, want string
 	}{
@@ -47,6 +48,7 @@ func TestEnsureExcluded(t *testing.T) {
 }
 
 func TestEnsureExcludedMakesLanesInvisible(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	m := newManager(t, dir)
 	if err := m.git.EnsureExcluded(t.Context(), m.repo); err != nil {
@@ -59,6 +61,7 @@ func TestEnsureExcludedMakesLanesInvisible(t *testing.T) {
 }
 
 func TestEnsureExcludedLinkedWorktreeUpdatesCommonFile(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	linked := filepath.Join(t.TempDir(), "linked")
 	gitT(t, dir, "worktree", "add", "-q", "-b", "side", linked)
@@ -76,6 +79,7 @@ func TestEnsureExcludedLinkedWorktreeUpdatesCommonFile(t *testing.T) {
 }
 
 func TestEnsureExcludedRefusesUnsafeFiles(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(t *testing.T, gitDir string) (victim string)

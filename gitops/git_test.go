@@ -43,6 +43,7 @@ func fakeGit(environ []string, outputs ...string) (*Git, *[]fakeCall) {
 }
 
 func TestRunPlainArgvAndEnv(t *testing.T) {
+	t.Parallel()
 	inherited := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"GIT_DIR=/elsewhere/.git",
@@ -82,6 +83,7 @@ func TestRunPlainArgvAndEnv(t *testing.T) {
 }
 
 func TestRunNeutralArgvAndEnv(t *testing.T) {
+	t.Parallel()
 	inherited := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"GIT_CONFIG_GLOBAL=/home/me/.gitconfig",
@@ -136,6 +138,7 @@ func TestRunNeutralArgvAndEnv(t *testing.T) {
 }
 
 func TestRunErrorCarriesExitCodeAndStderr(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	_, err := New().Run(t.Context(), Call{Dir: repo, Args: []string{"rev-parse", "--verify", "no-such-ref"}})
 	var ge *Error
@@ -155,6 +158,7 @@ func TestRunErrorCarriesExitCodeAndStderr(t *testing.T) {
 }
 
 func TestRunCancelledIsNotAFailure(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -173,6 +177,7 @@ func TestRunCancelledIsNotAFailure(t *testing.T) {
 // repository's own config defines run in plain mode (so the setup is live)
 // and do not run in neutral mode, and a global excludes file hides nothing.
 func TestNeutralIgnoresRepoFiltersFsmonitorAndGlobalExcludes(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	markers := t.TempDir()
 	filterMark := filepath.Join(markers, "filter-ran")

@@ -44,6 +44,7 @@ func (f importFixture) im(t *testing.T) Import {
 }
 
 func TestImportCommits(t *testing.T) {
+	t.Parallel()
 	f := newImportFixture(t)
 	repo := Repo{Root: f.repo, CommonDir: filepath.Join(f.repo, ".git")}
 	if err := New().ImportCommits(t.Context(), repo, f.im(t)); err != nil {
@@ -65,6 +66,7 @@ func TestImportCommits(t *testing.T) {
 }
 
 func TestImportRefusesBadPacks(t *testing.T) {
+	t.Parallel()
 	f := newImportFixture(t)
 	repo := Repo{Root: f.repo, CommonDir: filepath.Join(f.repo, ".git")}
 	data, err := os.ReadFile(f.pack)

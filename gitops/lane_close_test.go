@@ -51,6 +51,7 @@ func assertRetained(t *testing.T, m *Manager, lane Lane) {
 }
 
 func TestCloseCleanLaneRemovesItIdempotently(t *testing.T) {
+	t.Parallel()
 	m, lane := openLane(t, "x")
 	for i := range 2 {
 		res, err := m.Close(t.Context(), "x")
@@ -71,6 +72,7 @@ func closeResultEqual(a, b CloseResult) bool {
 }
 
 func TestCloseDirtyLaneIsRetained(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		dirty   func(t *testing.T, lane Lane)
@@ -125,6 +127,7 @@ func TestCloseDirtyLaneIsRetained(t *testing.T) {
 }
 
 func TestCloseRetainedLaneOnceCleanIsRemoved(t *testing.T) {
+	t.Parallel()
 	m, lane := openLane(t, "x")
 	work := filepath.Join(lane.Worktree, "agent-work.txt")
 	writeFile(t, work, "work\n")
@@ -139,6 +142,7 @@ func TestCloseRetainedLaneOnceCleanIsRemoved(t *testing.T) {
 }
 
 func TestCloseIgnoredFilesDoNotCount(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	commitFile(t, dir, ".gitignore", "*.log\n")
 	m := newManager(t, dir)
@@ -155,6 +159,7 @@ func TestCloseIgnoredFilesDoNotCount(t *testing.T) {
 }
 
 func TestCloseVanishedWorktree(t *testing.T) {
+	t.Parallel()
 	t.Run("no commits: pruned and removed", func(t *testing.T) {
 		m, lane := openLane(t, "x")
 		if err := os.RemoveAll(lane.Worktree); err != nil {
@@ -188,6 +193,7 @@ func TestCloseVanishedWorktree(t *testing.T) {
 }
 
 func TestCloseLeavesUnknownDirectoryAlone(t *testing.T) {
+	t.Parallel()
 	m, lane := openLane(t, "x")
 	// git forgets the worktree while its directory (with work) stays.
 	if err := os.RemoveAll(lane.GitDir); err != nil {
@@ -207,6 +213,7 @@ func TestCloseLeavesUnknownDirectoryAlone(t *testing.T) {
 // TestCloseIgnoresRedirectedGitFile: a worker that rewrites the lane's .git
 // file to point at another repository cannot make a dirty lane look clean.
 func TestCloseIgnoresRedirectedGitFile(t *testing.T) {
+	t.Parallel()
 	m, lane := openLane(t, "x")
 	decoy := newRepo(t)
 	commitFile(t, decoy, "agent-work.txt", "work\n") // through the decoy the lane looks clean
@@ -222,6 +229,7 @@ func TestCloseIgnoresRedirectedGitFile(t *testing.T) {
 }
 
 func TestCloseUnknownID(t *testing.T) {
+	t.Parallel()
 	m := newManager(t, newRepo(t))
 	if _, err := m.Close(t.Context(), "never-opened"); !errors.Is(err, ErrNoLane) {
 		t.Fatalf("err = %v, want ErrNoLane", err)
@@ -229,6 +237,7 @@ func TestCloseUnknownID(t *testing.T) {
 }
 
 func TestReopenAfterRemoval(t *testing.T) {
+	t.Parallel()
 	m, _ := openLane(t, "x")
 	if _, err := m.Close(t.Context(), "x"); err != nil {
 		t.Fatal(err)
@@ -246,6 +255,7 @@ func TestReopenAfterRemoval(t *testing.T) {
 // only its .git file: git calls its base files deleted, yet closing it
 // loses nothing, so it is removed. One file written into it keeps it.
 func TestCloseEmptyNoCheckoutLane(t *testing.T) {
+	t.Parallel()
 	for _, withWork := range []bool{false, true} {
 		m := newManager(t, newRepo(t))
 		lane, err := m.Open(t.Context(), OpenOptions{ID: "x", NoCheckout: true})

@@ -13,6 +13,7 @@ import (
 // descriptor, as separate processes would have) opening and closing lanes
 // in one repository at once; every third lane is left dirty.
 func TestConcurrentLaneCycles(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	const workers, cycles = 4, 5
 	var wg sync.WaitGroup

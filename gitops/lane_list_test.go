@@ -8,6 +8,7 @@ import (
 )
 
 func TestListEmpty(t *testing.T) {
+	t.Parallel()
 	m := newManager(t, newRepo(t))
 	got, err := m.List(t.Context())
 	if err != nil || got == nil || len(got) != 0 {
@@ -16,6 +17,7 @@ func TestListEmpty(t *testing.T) {
 }
 
 func TestListReportsEachLane(t *testing.T) {
+	t.Parallel()
 	m := newManager(t, newRepo(t))
 	lanes := map[string]Lane{}
 	for _, id := range []string{"clean", "dirty", "gone", "committed"} {
@@ -58,6 +60,7 @@ func TestListReportsEachLane(t *testing.T) {
 }
 
 func TestListDoesNotTakeTheLock(t *testing.T) {
+	t.Parallel()
 	m := newManager(t, newRepo(t))
 	if _, err := m.Open(t.Context(), OpenOptions{ID: "x"}); err != nil {
 		t.Fatal(err)

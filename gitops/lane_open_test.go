@@ -12,6 +12,7 @@ import (
 )
 
 func TestOpenCreatesLane(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	m := newManager(t, dir)
 	lane, err := m.Open(t.Context(), OpenOptions{ID: "RUN/TASK", OwnerPID: 1234, OwnerSession: "sess"})
@@ -53,6 +54,7 @@ func TestOpenCreatesLane(t *testing.T) {
 }
 
 func TestOpenFromRef(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	first := gitT(t, dir, "rev-parse", "HEAD")
 	gitT(t, dir, "tag", "v1")
@@ -73,6 +75,7 @@ func TestOpenFromRef(t *testing.T) {
 }
 
 func TestOpenNoCheckoutLeavesOnlyGitFile(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	m := newManager(t, dir)
 	lane, err := m.Open(t.Context(), OpenOptions{ID: "docker-run", NoCheckout: true})
@@ -92,6 +95,7 @@ func TestOpenNoCheckoutLeavesOnlyGitFile(t *testing.T) {
 }
 
 func TestOpenTwiceWritesExcludeOnce(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	m := newManager(t, dir)
 	for _, id := range []string{"one", "two"} {
@@ -109,6 +113,7 @@ func TestOpenTwiceWritesExcludeOnce(t *testing.T) {
 }
 
 func TestOpenFromLinkedWorktree(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	linked := filepath.Join(t.TempDir(), "linked")
 	gitT(t, dir, "worktree", "add", "-q", "-b", "side", linked)
@@ -162,6 +167,7 @@ func assertNothingCreated(t *testing.T, m *Manager, id string, worktrees int, br
 }
 
 func TestOpenRefusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		id, from   string
@@ -245,6 +251,7 @@ func TestOpenRefusals(t *testing.T) {
 // ways git leaves things: a failed checkout (git removes the worktree
 // itself) and a failing post-checkout hook (git leaves the worktree).
 func TestOpenGitFailureRollsBack(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		setup  func(t *testing.T, dir string)
@@ -301,6 +308,7 @@ func raceGit(hook func(ctx context.Context)) *Git {
 }
 
 func TestOpenEscapedWorktreeIsRemoved(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	elsewhere := t.TempDir()
 	m := newManager(t, dir)
@@ -324,6 +332,7 @@ func TestOpenEscapedWorktreeIsRemoved(t *testing.T) {
 }
 
 func TestOpenCancelledDuringCreationRollsBack(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	m := newManager(t, dir)
 	ctx, cancel := context.WithCancel(t.Context())

@@ -8,6 +8,7 @@ import (
 )
 
 func TestRecover(t *testing.T) {
+	t.Parallel()
 	m := newManager(t, newRepo(t))
 	lanes := map[string]Lane{}
 	for _, id := range []string{"live-dirty", "vanished", "vanished-committed", "orphan"} {

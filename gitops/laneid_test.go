@@ -10,6 +10,7 @@ import (
 )
 
 func TestEncodeLaneID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		id, want string
 	}{
@@ -41,6 +42,7 @@ func TestEncodeLaneID(t *testing.T) {
 }
 
 func TestEncodeLaneIDRefusals(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{
 		"",
 		"a\nb",
@@ -60,6 +62,7 @@ func TestEncodeLaneIDRefusals(t *testing.T) {
 }
 
 func TestDecodeLaneIDRefusesNonEncodings(t *testing.T) {
+	t.Parallel()
 	for _, enc := range []string{
 		"",
 		"A",       // upper case never appears
@@ -100,6 +103,7 @@ func laneIDSamples() []string {
 
 // TestLaneNamesAreValidRefsAccordingToGit asks git itself.
 func TestLaneNamesAreValidRefsAccordingToGit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, id := range laneIDSamples() {
 		enc, err := EncodeLaneID(id)

@@ -18,6 +18,7 @@ func testRepoState(t *testing.T) Repo {
 }
 
 func TestLockRepoIsExclusiveAndHonoursContext(t *testing.T) {
+	t.Parallel()
 	repo := testRepoState(t)
 	first, err := LockRepo(t.Context(), repo)
 	if err != nil {
@@ -64,6 +65,7 @@ func TestLockRepoIsExclusiveAndHonoursContext(t *testing.T) {
 // TestLockReleasedWhenHolderIsKilled: a process killed while holding the
 // lock (a crash) does not leave the repository locked.
 func TestLockReleasedWhenHolderIsKilled(t *testing.T) {
+	t.Parallel()
 	repo := testRepoState(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), holdLockEnv+"="+repo.CommonDir)
@@ -107,6 +109,7 @@ func TestLockReleasedWhenHolderIsKilled(t *testing.T) {
 }
 
 func TestLockRepoRefusesSymlinkedStateDir(t *testing.T) {
+	t.Parallel()
 	repo := testRepoState(t)
 	if err := os.Symlink(t.TempDir(), repo.StateDir()); err != nil {
 		t.Fatal(err)
@@ -117,6 +120,7 @@ func TestLockRepoRefusesSymlinkedStateDir(t *testing.T) {
 }
 
 func TestLockRepoStateDirIsPrivate(t *testing.T) {
+	t.Parallel()
 	repo := testRepoState(t)
 	l, err := LockRepo(t.Context(), repo)
 	if err != nil {

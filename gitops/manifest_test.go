@@ -25,6 +25,7 @@ func sampleLane(id string) Lane {
 }
 
 func TestManifestRoundTrip(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), manifestName)
 	mf, err := readManifest(path)
 	if err != nil || len(mf.Lanes) != 0 {
@@ -57,6 +58,7 @@ func TestManifestRoundTrip(t *testing.T) {
 }
 
 func TestManifestRemembersBoundedRemovals(t *testing.T) {
+	t.Parallel()
 	mf := &manifest{Version: manifestVersion}
 	for i := range maxRemembered + 5 {
 		mf.drop(sampleLane(fmt.Sprint("l", i)), "t")
@@ -71,6 +73,7 @@ func TestManifestRemembersBoundedRemovals(t *testing.T) {
 }
 
 func TestManifestCorruptionIsAnErrorAndKeepsTheFile(t *testing.T) {
+	t.Parallel()
 	good := `{"version":1,"lanes":[%s],"removed":[]}`
 	lane := `{"id":"a","worktree":"/r/.worktrees/dw-a","branch":"dirtywork/a","base_commit":"` + strings.Repeat("ab", 20) + `","status":"open"}`
 	tests := []struct{ name, content string }{
@@ -113,6 +116,7 @@ func TestManifestCorruptionIsAnErrorAndKeepsTheFile(t *testing.T) {
 }
 
 func TestManifestRefusesSymlink(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	target := filepath.Join(dir, "elsewhere.json")
 	writeFile(t, target, `{"version":1,"lanes":[]}`)

@@ -248,6 +248,7 @@ func filesOf(t *testing.T, root string) map[string]string {
 }
 
 func TestPackCommitHoldsExactlyOneCommit(t *testing.T) {
+	t.Parallel()
 	p := newPackRepo(t)
 	rc, info, written := receive(t, "main", true, func(w io.Writer) (PackInfo, error) {
 		return New().PackCommit(t.Context(), p.repo, "HEAD", w)
@@ -296,6 +297,7 @@ func TestPackCommitHoldsExactlyOneCommit(t *testing.T) {
 }
 
 func TestPackCommitResolvesRefs(t *testing.T) {
+	t.Parallel()
 	p := newPackRepo(t)
 	tests := []struct {
 		name, ref, want string
@@ -325,6 +327,7 @@ func TestPackCommitResolvesRefs(t *testing.T) {
 }
 
 func TestPackHistory(t *testing.T) {
+	t.Parallel()
 	p := newPackRepo(t)
 	rc, info, written := receive(t, "main", false, func(w io.Writer) (PackInfo, error) {
 		return New().PackHistory(t.Context(), p.repo, "main", w)
@@ -353,6 +356,7 @@ func TestPackHistory(t *testing.T) {
 }
 
 func TestPackBadCommit(t *testing.T) {
+	t.Parallel()
 	p := newPackRepo(t)
 	packers := map[string]func(*Git, context.Context, Repo, string, io.Writer) (PackInfo, error){
 		"PackCommit":  (*Git).PackCommit,
@@ -413,6 +417,7 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestPackCommitWriteError(t *testing.T) {
+	t.Parallel()
 	p := newPackRepo(t)
 	g, cmds := recordingGit()
 	errFull := errors.New("disk full")
@@ -433,6 +438,7 @@ func TestPackCommitWriteError(t *testing.T) {
 }
 
 func TestPackCommitCancelKillsBothProcesses(t *testing.T) {
+	t.Parallel()
 	p := newPackRepo(t)
 	pids, started, err := os.Pipe()
 	if err != nil {
@@ -501,6 +507,7 @@ func TestPackCommitCancelKillsBothProcesses(t *testing.T) {
 }
 
 func TestPackCommitFailedRevListStopsPackObjects(t *testing.T) {
+	t.Parallel()
 	p := newPackRepo(t)
 	// pack-objects that never finishes on its own: only the kill that
 	// follows rev-list's failure ends it.
@@ -552,6 +559,7 @@ func fakePackGit(scripts map[string]string, files ...*os.File) (*Git, func() [][
 }
 
 func TestStream(t *testing.T) {
+	t.Parallel()
 	p := newPackRepo(t)
 	var out bytes.Buffer
 	err := New().Stream(t.Context(), Call{Dir: p.dir, Args: []string{"cat-file", "--batch-check"}},

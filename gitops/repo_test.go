@@ -9,6 +9,7 @@ import (
 )
 
 func TestResolveRepoRefusals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(t *testing.T) string
@@ -44,6 +45,7 @@ func TestResolveRepoRefusals(t *testing.T) {
 }
 
 func TestResolveRepoPaths(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(repo, link); err != nil {
@@ -78,6 +80,7 @@ func TestResolveRepoExpandsHome(t *testing.T) {
 }
 
 func TestResolveRepoLinkedWorktree(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	linked := filepath.Join(t.TempDir(), "linked")
 	gitT(t, repo, "worktree", "add", "-q", "-b", "side", linked)
@@ -94,6 +97,7 @@ func TestResolveRepoLinkedWorktree(t *testing.T) {
 // TestResolveRepoIgnoresInheritedGitDir: a caller running inside another
 // repository's hook must not redirect resolution there.
 func TestResolveRepoIgnoresInheritedGitDir(t *testing.T) {
+	t.Parallel()
 	repo, other := newRepo(t), newRepo(t)
 	g := &Git{Path: "git", Command: exec.CommandContext, Environ: func() []string {
 		return append(os.Environ(), "GIT_DIR="+filepath.Join(other, ".git"), "GIT_WORK_TREE="+other)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSnapshotWorktree(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	commitFile(t, dir, "a.txt", "one\n")
 	m := newManager(t, dir)
@@ -66,6 +67,7 @@ func TestSnapshotWorktree(t *testing.T) {
 }
 
 func TestSnapshotRefusesAnEmptyTreeOverFiles(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	commitFile(t, dir, "a.txt", "one\n")
 	m := newManager(t, dir)
@@ -85,6 +87,7 @@ func TestSnapshotRefusesAnEmptyTreeOverFiles(t *testing.T) {
 }
 
 func TestFindLinkedWorktree(t *testing.T) {
+	t.Parallel()
 	dir := newRepo(t)
 	commitFile(t, dir, "a.txt", "one\n")
 	m := newManager(t, dir)

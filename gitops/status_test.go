@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseStatusZ(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -26,6 +27,7 @@ func TestParseStatusZ(t *testing.T) {
 }
 
 func TestParseWorktreeListZ(t *testing.T) {
+	t.Parallel()
 	in := "worktree /repo\x00HEAD aaa\x00branch refs/heads/main\x00\x00" +
 		"worktree /repo/.worktrees/dw-x\x00HEAD bbb\x00detached\x00locked\x00\x00" +
 		"worktree /gone\x00HEAD ccc\x00branch refs/heads/dirtywork/y\x00prunable gitdir file points to non-existent location\x00\x00"

@@ -82,6 +82,45 @@ type VerifyResult struct {
 	OutputTail string `json:"output_tail"`
 	Rounds     int    `json:"rounds"`
 	Passed     bool   `json:"passed"`
+	// Tree names the tree the last round judged: the hash of its sealed
+	// manifest ("sha256:<hex>"), which the export's tree_hash must equal.
+	// Empty when the round never ran on a sealed tree.
+	Tree string `json:"tree,omitempty"`
+	// Reason says why a round whose command exited 0 did not pass: the
+	// tree changed while it ran, or the tree exported is not the one it
+	// judged. Empty otherwise.
+	Reason string `json:"reason,omitempty"`
+}
+
+// IgnoredChange is a git-ignored entry a run's tree held when it was
+// sealed: hidden from every diff, so listed for review.
+type IgnoredChange struct {
+	// Path is the entry's path; a directory's ends in "/" and stands for
+	// everything below it.
+	Path    string `json:"path"`
+	Entries int64  `json:"entries"`
+	Bytes   int64  `json:"bytes"`
+	// By is "worker" (made or changed after the worker started),
+	// "setup" (made by --setup before it) or "run" (either: the tree was
+	// rewritten by a `runs export` after the run died, and nothing tells).
+	By string `json:"by"`
+	// Action is "removed" (the worker's or the run's: taken out before
+	// verify and the export) or "kept" (the setup's).
+	Action string `json:"action"`
+}
+
+// ModeChange is a mode a reviewer should see: a setuid or setgid bit
+// (stripped), a world-writable entry, an executable bit gained or lost.
+type ModeChange struct {
+	Path string `json:"path"`
+	// Mode is the mode the entry had, in octal (e.g. "4755").
+	Mode string `json:"mode"`
+	// Base is the tracked path's mode in the base tree, in octal, when it
+	// has one.
+	Base string `json:"base,omitempty"`
+	// Change says what it is: "setuid/setgid removed", "world-writable",
+	// "executable bit added", "executable bit removed", "new executable".
+	Change string `json:"change"`
 }
 
 // ToolCallRecord is one addressable tool call inside an [Assistant] event.
@@ -92,21 +131,21 @@ type ToolCallRecord struct {
 
 // RunStart is the first line of every transcript.
 type RunStart struct {
-	Task                string   `json:"task"`
-	Model               string   `json:"model"`
-	MaxTurns            int      `json:"max_turns"`
-	Timeout             int      `json:"timeout"` // whole-run wall clock, seconds
-	ContextWindow       int      `json:"context_window"`
-	ContextWindowSource string   `json:"context_window_source"`
-	SchemaVersion       int      `json:"schema_version"` // 0 is written as SchemaVersion
-	Repo                string   `json:"repo"`
-	Worktree            string   `json:"worktree"`
-	Branch              string   `json:"branch"`
-	BranchFrom          *string  `json:"branch_from"` // the --branch-from ref, nil when not given
-	BaseCommit          string   `json:"base_commit"`
-	BaseURL             string   `json:"base_url"`
-	DirtyworkVersion    string   `json:"dirtywork_version"`
-	Temperature         *float64 `json:"temperature"` // nil when unset: the key is still written, as null
+	Task                string  `json:"task"`
+	Model               string  `json:"model"`
+	MaxTurns            int     `json:"max_turns"`
+	Timeout             int     `json:"timeout"` // whole-run wall clock, seconds
+	ContextWindow       int     `json:"context_window"`
+	ContextWindowSource string  `json:"context_window_source"`
+	SchemaVersion       int     `json:"schema_version"` // 0 is written as SchemaVersion
+	Repo                string  `json:"repo"`
+	Worktree            string  `json:"worktree"`
+	Branch              string  `json:"branch"`
+	BranchFrom          *string `json:"branch_from"` // the --branch-from ref, nil when not given
+	BaseCommit          string  `json:"base_commit"`
+	BaseURL             string  `json:"base_url"`
+	DirtyworkVersion    string  `json:"dirtywork_version"`
+	Temperature         *Float  `json:"temperature"` // nil when unset: the key is still written, as null
 	// Sandbox is SandboxNone or the docker settings object. It is kept
 	// untyped so the sandbox package owns that shape; a decoded transcript
 	// holds a string or a map[string]any here. nil is written as SandboxNone.
@@ -129,6 +168,7 @@ func (e RunStart) normalized() Event {
 	if e.Sandbox == nil {
 		e.Sandbox = SandboxNone
 	}
+	e.Sandbox = finiteValues(e.Sandbox)
 	return e
 }
 
@@ -143,9 +183,9 @@ func (ModelRequest) EventName() string { return EventModelRequest }
 
 // ModelProgress reports a streaming model call's progress.
 type ModelProgress struct {
-	Turn       int     `json:"turn"`
-	Tokens     int     `json:"tokens"`
-	TokensPerS float64 `json:"tokens_per_s"`
+	Turn       int   `json:"turn"`
+	Tokens     int   `json:"tokens"`
+	TokensPerS Float `json:"tokens_per_s"`
 }
 
 // EventName implements [Event].
@@ -197,6 +237,9 @@ func (e GuardrailBlock) normalized() Event {
 	if e.Args == nil {
 		e.Args = map[string]any{}
 	}
+	if args, ok := finiteValues(e.Args).(map[string]any); ok {
+		e.Args = args
+	}
 	return e
 }
 
@@ -230,10 +273,10 @@ func (Verify) EventName() string { return EventVerify }
 // Setup records the --setup command run before the loop: written as its
 // own event (right after run_start) and repeated in run_end.
 type Setup struct {
-	Command   string  `json:"command"`
-	ExitCode  *int    `json:"exit_code"`
-	Output    string  `json:"output"`
-	DurationS float64 `json:"duration_s"` // rounded to one decimal when written
+	Command   string `json:"command"`
+	ExitCode  *int   `json:"exit_code"`
+	Output    string `json:"output"`
+	DurationS Float  `json:"duration_s"` // rounded to one decimal when written
 }
 
 // EventName implements [Event].
@@ -265,32 +308,67 @@ type Artifacts struct {
 	// UnexportedEntries are the files and links the export could not
 	// bring back (paths past the daemon's PATH_MAX; at most 1000).
 	UnexportedEntries []string `json:"unexported_entries"`
-	ExportStatus      string   `json:"export_status"` // "n/a" in host mode
+	// IgnoredChanges are the git-ignored entries the tree held when it
+	// was sealed: the worker's were taken out before verify and the
+	// export, the setup's stayed.
+	IgnoredChanges []IgnoredChange `json:"ignored_changes"`
+	// ModeChanges are the modes a reviewer should see (setuid and setgid
+	// bits are stripped).
+	ModeChanges []ModeChange `json:"mode_changes"`
+	// TreeHash names the tree the run left, as sealed before the export
+	// ("sha256:<hex>"; see VerifyResult.Tree); "" when it was not sealed.
+	TreeHash     string `json:"tree_hash"`
+	ExportStatus string `json:"export_status"` // "n/a" in host mode
 	// WatchdogViolation and WatchdogViolationKind are set by a backend
 	// whose watchdog stopped the run (docker).
 	WatchdogViolation     *string `json:"watchdog_violation"`
 	WatchdogViolationKind *string `json:"watchdog_violation_kind"`
+	// Egress sums up what the egress proxy decided, nil when the run had
+	// no network (additive).
+	Egress *Egress `json:"egress,omitempty"`
+}
+
+// Egress sums up an egress proxy's decisions (run_end.egress,
+// run.json's egress): every request it allowed, refused, or allowed but
+// could not reach, the refused hosts (host:port, at most 100, first
+// first), and the log holding every decision.
+type Egress struct {
+	Allowed      int      `json:"allowed"`
+	Refused      int      `json:"refused"`
+	Failed       int      `json:"failed"`
+	RefusedHosts []string `json:"refused_hosts"`
+	Log          string   `json:"log"`
+	// LogTruncated is set when the log reached its cap and later
+	// decisions were only counted.
+	LogTruncated bool `json:"log_truncated"`
 }
 
 // RecordFields are the run.json keys a finalize or an export sets from a:
 // every field but untracked (run_end only) and the watchdog's pair (set by
-// the run's end alone), lists never null.
+// the run's end alone), lists never null; egress only when the run had a
+// proxy.
 func (a *Artifacts) RecordFields() Record {
-	return Record{
+	rec := Record{
 		"diff_stat": a.DiffStat, "export_status": a.ExportStatus, "patch_path": a.PatchPath,
 		"worktree_bytes": a.WorktreeBytes, "worktree_files": a.WorktreeFiles,
 		"escaping_symlinks": nonNilStrings(a.EscapingSymlinks), "dropped_git_entries": nonNilStrings(a.DroppedGitEntries),
 		"skipped_special_entries": nonNilStrings(a.SkippedSpecialEntries),
 		"unexported_entries":      nonNilStrings(a.UnexportedEntries),
 		"files_changed":           nonNilStrings(a.FilesChanged), "files_changed_truncated": a.FilesChangedTruncated,
+		"ignored_changes": nonNilSlice(a.IgnoredChanges), "mode_changes": nonNilSlice(a.ModeChanges),
+		"tree_hash": a.TreeHash,
 	}
+	if a.Egress != nil {
+		rec["egress"] = a.Egress
+	}
+	return rec
 }
 
 // RunEnd is the last line of a run the runner finished, whatever its status.
 type RunEnd struct {
 	Status              string          `json:"status"`
 	Turns               int             `json:"turns"`
-	DurationS           float64         `json:"duration_s"` // rounded to one decimal when written
+	DurationS           Float           `json:"duration_s"` // rounded to one decimal when written
 	Usage               Usage           `json:"usage"`
 	StuckOn             *StuckOn        `json:"stuck_on"`
 	LastToolResult      *LastToolResult `json:"last_tool_result"`
@@ -321,6 +399,8 @@ func (e RunEnd) normalized() Event {
 		a.DroppedGitEntries = nonNilStrings(a.DroppedGitEntries)
 		a.SkippedSpecialEntries = nonNilStrings(a.SkippedSpecialEntries)
 		a.UnexportedEntries = nonNilStrings(a.UnexportedEntries)
+		a.IgnoredChanges = nonNilSlice(a.IgnoredChanges)
+		a.ModeChanges = nonNilSlice(a.ModeChanges)
 		e.Artifacts = &a
 	}
 	if e.Setup != nil {
@@ -383,11 +463,19 @@ var (
 )
 
 // roundTenth rounds to one decimal, as the schema records durations.
-func roundTenth(x float64) float64 { return math.Round(x*10) / 10 }
+func roundTenth(x Float) Float { return Float(math.Round(float64(x)*10) / 10) }
 
 func nonNilStrings(s []string) []string {
 	if s == nil {
 		return []string{}
+	}
+	return s
+}
+
+// nonNilSlice is s, or an empty slice for nil: a list is never null.
+func nonNilSlice[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
 	return s
 }

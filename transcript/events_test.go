@@ -51,6 +51,7 @@ var artifactKeys = []string{
 	"diff_stat", "untracked", "files_changed", "files_changed_truncated", "patch_path",
 	"worktree_bytes", "worktree_files", "escaping_symlinks", "dropped_git_entries",
 	"skipped_special_entries", "unexported_entries", "export_status", "watchdog_violation", "watchdog_violation_kind",
+	"ignored_changes", "mode_changes", "tree_hash",
 }
 
 func TestRunStartKeys(t *testing.T) {
@@ -72,7 +73,7 @@ func TestRunStartKeys(t *testing.T) {
 		}
 	})
 	t.Run("docker run with base_ref", func(t *testing.T) {
-		temp, from := 0.2, "main"
+		temp, from := Float(0.2), "main"
 		keys, m := keysOf(t, RunStart{
 			Temperature: &temp, BranchFrom: &from, BaseRef: "main",
 			Sandbox: map[string]any{"backend": "docker", "image": "img"},
@@ -199,7 +200,7 @@ func TestOptionalKeys(t *testing.T) {
 }
 
 func TestDecodeRoundTrip(t *testing.T) {
-	temp, from, slug, fb, patch, kind := 0.5, "main", "prior-slug", "fix the footer", "/p", "budget"
+	temp, from, slug, fb, patch, kind := Float(0.5), "main", "prior-slug", "fix the footer", "/p", "budget"
 	code, reuse := 3, 7
 	text := "last words"
 	events := []Event{

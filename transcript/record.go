@@ -226,13 +226,13 @@ func writeSynced(path string, data []byte) error {
 }
 
 // encodeRecord renders rec as run.json bytes (sorted keys, indent 2,
-// trailing newline, no HTML escaping, non-finite floats as null, through
-// the transcript's own encoder) and returns the record exactly as encoded.
+// trailing newline, no HTML escaping, non-finite floats as null) and
+// returns the record exactly as encoded.
 func encodeRecord(rec Record) (Record, []byte, error) {
 	if rec == nil {
 		rec = Record{}
 	}
-	compact, err := marshalJSON(map[string]any(rec))
+	compact, err := marshalJSON(finiteValues(map[string]any(rec)))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -158,7 +158,7 @@ func FromLine(l transcript.Line) Entry {
 		e.Kind = KindProgress
 		e.Turn = ev.Turn
 		e.Tokens = ev.Tokens
-		e.TokensPerS = ev.TokensPerS
+		e.TokensPerS = float64(ev.TokensPerS)
 	case transcript.Assistant:
 		e.Kind = KindAssistant
 		e.Text = ev.Text
