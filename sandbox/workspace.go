@@ -34,8 +34,13 @@ type Workspace interface {
 	// the deny-list let through.
 	Bash(ctx context.Context, command string, timeout time.Duration) (BashResult, error)
 
-	// Finalize measures the tree and computes the run's changes. It is
-	// called once, after the loop ended.
+	// Verify runs the verify step's command (see VerifyRun): on the
+	// sealed tree, in a fresh session, the tree checked afterwards. A
+	// failing command is a result; an error ends the run as Bash's do.
+	Verify(ctx context.Context, command string, timeout time.Duration) (VerifyRun, error)
+
+	// Finalize seals the tree, measures it and computes the run's
+	// changes. It is called once, after the loop ended.
 	Finalize(ctx context.Context) (Finalization, error)
 	// Close releases everything the workspace holds. Idempotent.
 	Close() error

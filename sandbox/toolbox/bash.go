@@ -29,6 +29,11 @@ const (
 // once and the background job never runs on. The error is only ctx's: the
 // request was cancelled, and the command killed the same way.
 func (s *server) runBash(ctx context.Context, command string, timeout time.Duration) (bashResult, error) {
+	return s.runBashEnv(ctx, command, timeout, s.env)
+}
+
+// runBashEnv is runBash with the command's whole environment given.
+func (s *server) runBashEnv(ctx context.Context, command string, timeout time.Duration, env []string) (bashResult, error) {
 	res := bashResult{ExitCode: -1}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -44,7 +49,7 @@ func (s *server) runBash(ctx context.Context, command string, timeout time.Durat
 	cmd := exec.CommandContext(runCtx, s.bash, s.bashArgs(command)...)
 	cmd.Args[0] = "bash" // $0, as host mode's launcher and the contract's exec give it
 	cmd.Dir = s.cfg.Root
-	cmd.Env = s.env
+	cmd.Env = env
 	cmd.Stdout = pw
 	cmd.Stderr = pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -49,6 +49,10 @@ type decoded struct {
 	bash    bashResult
 	measure Measurement
 	hello   ServerInfo
+	sweep   sweepResult
+	mark    markResult
+	seal    sealResult
+	verify  verifyResult
 }
 
 // decodeReply decodes a reply frame's body strictly; its id must be the
@@ -141,11 +145,53 @@ func (d *decoded) setResult(raw []byte) error {
 	case kindShutdown:
 		var r emptyResult
 		return decodeStrict(raw, &r)
+	case kindSweep:
+		if err := decodeStrict(raw, &d.sweep); err != nil {
+			return err
+		}
+		if d.sweep.Survivors < 0 {
+			return fmt.Errorf("%d survivors", d.sweep.Survivors)
+		}
+	case kindMark:
+		if err := decodeStrict(raw, &d.mark); err != nil {
+			return err
+		}
+		if d.mark.SinceNS <= 0 {
+			return fmt.Errorf("implausible baseline time %d", d.mark.SinceNS)
+		}
+	case kindSeal:
+		if err := decodeStrict(raw, &d.seal); err != nil {
+			return err
+		}
+		if d.seal.Pending == (d.seal.Hash != "") || d.seal.Pending && len(d.seal.Report.Repositories) == 0 {
+			return errors.New("a seal both pending and done, or pending for nothing")
+		}
+		r := &d.seal.Report
+		for _, n := range []int{len(r.Repositories), len(r.Special), len(r.Links), len(r.KeptLinks), len(r.Ignored), len(r.Modes), len(r.Long)} {
+			if n > maxSealListed {
+				return fmt.Errorf("a seal report listing %d entries, over %d", n, maxSealListed)
+			}
+		}
+	case kindVerify:
+		if err := decodeStrict(raw, &d.verify); err != nil {
+			return err
+		}
+		if d.verify.Hash == "" {
+			return errors.New("a verify without the tree it judged")
+		}
+		if len(d.verify.Changed) > maxSealListed || len(d.verify.Removed) > maxSealListed {
+			return errors.New("a verify listing too many paths")
+		}
+		return checkBash(&d.verify.Bash)
 	default:
 		return fmt.Errorf("no result expected for %q", d.kind)
 	}
 	return nil
 }
+
+// maxSealListed bounds each list of a seal or verify reply (package seal
+// lists at most 1000 of each).
+const maxSealListed = 1000
 
 // checkBash refuses a command result no honest server sends: output over
 // what 1 MiB can decode to, or not valid UTF-8 (the server decodes it), an

@@ -77,6 +77,16 @@ func (s *server) prepare(kind string, raw json.RawMessage) (job, error) {
 	case kindBudget:
 		var a budgetArgs
 		return decodeJob(raw, &a, s.budgetVerdict)
+	case kindSweep:
+		var a sweepArgs
+		return decodeJob(raw, &a, func(ctx context.Context) (any, error) { return s.sweep(ctx, a) })
+	case kindMark:
+		var a markArgs
+		return decodeJob(raw, &a, s.mark)
+	case kindSeal:
+		return s.prepareSeal(raw)
+	case kindVerify:
+		return s.prepareVerify(raw)
 	}
 	return nil, fmt.Errorf("unknown request kind %q", kind)
 }

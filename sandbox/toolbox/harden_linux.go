@@ -33,17 +33,24 @@ func becomeSubreaper() error {
 // kernel outlives SIGKILL longer.
 const killAdoptedWithin = 2 * time.Second
 
-// killAdopted kills and reaps every child of the process until none is
-// left, and returns how many were still there when it gave up (0 but for
-// a process stuck in the kernel). With the process a subreaper, a job that left its command's
-// process group becomes a child once its parent dies, so rounds go on
-// until the last descendant is gone. Only for a process whose children
-// are all commands' (see ServerConfig.Subreaper), called when no command
-// runs.
+// killAdopted kills and reaps every process the commands left, and
+// returns how many were still there when it gave up (0 but for a process
+// stuck in the kernel; the caller treats any as a broken sandbox). As its
+// PID namespace's init (a container's pid 1, a host jail's) the server
+// sends SIGKILL to every other process of the namespace at once
+// (kill(-1)): a process that keeps forking cannot outrun that, since a
+// fork with a fatal signal pending fails. Otherwise, a subreaper, it
+// kills its children round after round: a job that left its command's
+// process group becomes a child once its parent dies. Only for a process
+// whose children are all commands' (see ServerConfig.Subreaper), called
+// when no command runs.
 func killAdopted() int {
 	self := os.Getpid()
 	deadline := time.Now().Add(killAdoptedWithin)
 	for pause := time.Millisecond; time.Now().Before(deadline); pause = min(2*pause, 50*time.Millisecond) {
+		if self == 1 {
+			_ = unix.Kill(-1, unix.SIGKILL) // ESRCH: nothing left
+		}
 		kids := childrenOf(self)
 		if len(kids) == 0 {
 			return 0
@@ -104,4 +111,35 @@ func parentOf(pid int) (int, bool) {
 	}
 	ppid, err := strconv.Atoi(string(fields[1]))
 	return ppid, err == nil
+}
+
+// removeIPC removes the System V shared memory segments, message queues
+// and semaphore sets of the server's IPC namespace that it may remove
+// (its user's): state a command left outside the tree, which code run
+// later could read. A container and a host jail have an IPC namespace of
+// their own, so nothing of anyone else's is there.
+func removeIPC() {
+	for _, t := range []struct {
+		file string
+		rm   func(id int)
+	}{
+		{"/proc/sysvipc/shm", func(id int) { _, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil) }},
+		{"/proc/sysvipc/msg", func(id int) { _, _, _ = unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0) }},
+		{"/proc/sysvipc/sem", func(id int) { _, _, _ = unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0) }},
+	} {
+		data, err := os.ReadFile(t.file)
+		if err != nil {
+			continue
+		}
+		lines := bytes.Split(data, []byte("\n"))
+		for _, line := range lines[min(1, len(lines)):] { // a header line first
+			f := bytes.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			if id, err := strconv.Atoi(string(f[1])); err == nil {
+				t.rm(id)
+			}
+		}
+	}
 }

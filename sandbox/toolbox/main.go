@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/dirtywork/dirtywork/sandbox/egress"
 )
 
 // defaultMaxFileBytes is the per-file cap on what a command writes in a
@@ -36,7 +39,9 @@ const stopGrace = 2 * time.Second
 // Flags: -root DIR (the tree, default /work), -display PATH (the path the
 // model knows it by, default the root), -bash PATH (default /bin/bash),
 // -max-file-bytes N (default 512 MiB, 0 for none), -measure-only (refuse
-// everything but hello and measure). Commands get the
+// everything but hello and measure), -egress-socket PATH (forward
+// -egress-listen, default 127.0.0.1:3128, to the egress proxy's socket:
+// the sandbox's network, when it has one). Commands get the
 // process's own environment, which whoever starts it sets.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The very first thing: no core dumps, and ptrace and
@@ -63,12 +68,25 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fl.StringVar(&cfg.Bash, "bash", "/bin/bash", "shell commands run with")
 	fl.Int64Var(&cfg.MaxFileBytes, "max-file-bytes", defaultMaxFileBytes, "largest file a command may write (0: no cap)")
 	fl.BoolVar(&cfg.MeasureOnly, "measure-only", false, "answer hello and measure only")
+	egressSocket := fl.String("egress-socket", "", "the egress proxy's unix socket, forwarded to from -egress-listen")
+	egressListen := fl.String("egress-listen", egress.ListenAddr, "the sandbox's loopback address forwarded to -egress-socket")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
 	if fl.NArg() > 0 {
 		fmt.Fprintf(stderr, "toolbox: unexpected arguments: %q\n", fl.Args())
 		return 2
+	}
+	if *egressSocket != "" {
+		// The sandbox's only way out: listening before any command runs,
+		// so no command can take the port first.
+		l, err := net.Listen("tcp", *egressListen)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolbox: forward to the egress proxy: %v\n", err)
+			return 1
+		}
+		defer func() { _ = l.Close() }()
+		go func() { _ = egress.Forward(l, *egressSocket) }()
 	}
 	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()

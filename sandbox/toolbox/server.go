@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/dirtywork/dirtywork/sandbox/fsops"
+	"github.com/dirtywork/dirtywork/sandbox/seal"
 )
 
 // maxInFlight bounds the requests a server runs at once; more are
@@ -133,6 +134,9 @@ type server struct {
 	greeted  bool                          // guarded by mu: the hello was answered
 	// budget holds the tree to the caps the hello gave; nil before it.
 	budget *fsops.Budget // guarded by mu
+	// sealed is the manifest of the tree as the last seal left it, which
+	// verify checks the tree against; nil before a seal.
+	sealed *seal.Manifest // guarded by mu
 	wg     sync.WaitGroup
 }
 
@@ -298,7 +302,7 @@ func (s *server) dispatch(ctx context.Context, f wireFrame) (id uint64, shutdown
 		s.replyError(req.ID, errKindBadRequest, fmt.Sprintf("%s: %v", req.Kind, err))
 		return 0, false, nil
 	}
-	reqCtx, release, kind, msg := s.admit(ctx, req.ID, req.Kind == kindBash)
+	reqCtx, release, kind, msg := s.admit(ctx, req.ID, exclusive(req.Kind))
 	if kind != "" {
 		s.replyError(req.ID, kind, msg)
 		return 0, false, nil
