@@ -1,7 +1,10 @@
 package host
 
 import (
+	"time"
+
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/egress"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 )
 
@@ -40,14 +43,22 @@ type Config struct {
 	Limits sandbox.Limits
 	// MaxPatchMB caps <RunDir>/diff.patch (0: 10 MiB).
 	MaxPatchMB int
-	// Network shares the host's network with the jail (--allow-network);
-	// without it the jail has only a loopback of its own.
+	// Network gives the jail the network through the egress proxy
+	// (--allow-network): the jail keeps its own network namespace with
+	// only lo, and reaches the proxy, which this process serves, through
+	// a unix socket bound in and the tool server's forwarder on
+	// 127.0.0.1:3128; the proxy variables point every command there.
+	// Without it the jail has only a loopback of its own.
 	Network bool
+	// Allow is what the proxy lets through when Network is set.
+	Allow egress.Allowlist
 	// PidsLimit, MemoryBytes and TmpBytes are the jail's limits: most
 	// processes and threads, memory, size of its private /tmp.
 	PidsLimit   int
 	MemoryBytes int64
 	TmpBytes    int64
+	// CPUs caps the jail's CPU time, in CPUs (--cpus; 0: jail.DefaultCPUs).
+	CPUs float64
 	// GitDirBytes caps the worker's private git dir (--gitdir-size; 0:
 	// DefaultGitDirBytes), measured from the host as the tree is: it lies
 	// on the host's disk, outside the tree's budget. Its entries count
@@ -76,6 +87,10 @@ type Config struct {
 	// runs (jail.Info: every layer and its state), for the run's record:
 	// run_start, written before, has the probe's view.
 	OnJailStarted func(info any)
+	// OnBaseline, when set, is given the seal's baseline once it is
+	// marked (after the checkout, before the worker's first call), for
+	// the run's record: a crashed run's tree is sealed against it.
+	OnBaseline func(since time.Time)
 	// Trace, when set, is told when each step of the jail's start ended
 	// (for DIRTYWORK_TIMINGS).
 	Trace func(phase string)

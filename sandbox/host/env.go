@@ -19,17 +19,6 @@ import (
 // (E-38). TMPDIR is not among them: bash gets the workspace's scratch dir.
 var passedVars = []string{"PATH", "TERM", "LANG"}
 
-// toolchainVars are the toolchain roots bash is told about (E-38): the
-// operator's value, else the default under the operator's home if that
-// exists. Their directories stay readable although they are in the home.
-var toolchainVars = []struct{ name, dir string }{
-	{"VOLTA_HOME", ".volta"},
-	{"RUSTUP_HOME", ".rustup"},
-	{"CARGO_HOME", ".cargo"},
-	{"NVM_DIR", ".nvm"},
-	{"PYENV_ROOT", ".pyenv"},
-}
-
 // envMap indexes an environment list; later entries win, as in exec.
 func envMap(env []string) map[string]string {
 	m := make(map[string]string, len(env))
@@ -45,7 +34,7 @@ func envMap(env []string) map[string]string {
 // name=value pairs.
 func toolchainRoots(env map[string]string, home string) [][2]string {
 	var roots [][2]string
-	for _, tv := range toolchainVars {
+	for _, tv := range toolchains {
 		if v := env[tv.name]; v != "" {
 			roots = append(roots, [2]string{tv.name, v})
 			continue

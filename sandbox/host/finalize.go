@@ -17,6 +17,7 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/sandbox/fsops"
+	"github.com/dirtywork/dirtywork/sandbox/seal"
 )
 
 // defaultMaxPatchMB caps diff.patch when the config gives no cap.
@@ -29,9 +30,11 @@ const defaultMaxPatchMB = 10
 //     worker's new commits are packed inside the jail (an untrusted file);
 //  2. the jail is stopped: no worker process is left;
 //  3. the worktree's .git file is made the lane's again should it differ,
-//     and every other entry git would take for a repository (a nested
-//     .git, a directory with a repository's signs) is moved to <RunDir>/quarantine
-//     and listed in dropped_git_entries;
+//     and the tree is sealed (sealTree, package seal): every other entry
+//     git would take for a repository that the worker made is moved to
+//     <RunDir>/quarantine, FIFOs, links out of the tree and the ignored
+//     files the worker made are taken out, setuid and setgid bits
+//     cleared, and what every seal of the run found is listed;
 //  4. the lane's index is rebuilt from the base commit (read-tree, no
 //     work tree read), and the untracked, not ignored, files are listed
 //     (ls-files --others, config-neutral, pinned to the lane's git dir);
@@ -71,6 +74,7 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 	w.watch.stop()
 	w.stopJail()
 	w.trace("host_stopped")
+	fin.Egress = w.egressSummary()
 	if v := w.currentViolation(); v != nil {
 		reason, kind := v.Reason, "budget" // the contract's watchdog kind; the run ends budget_exceeded
 		fin.WatchdogViolation, fin.WatchdogViolationKind = &reason, &kind
@@ -78,12 +82,13 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 	if err := w.restoreGitFile(); err != nil {
 		return fin, err
 	}
-	dropped, err := w.dropGitEntries(ctx)
+	_, sealed, err := w.sealTree(ctx)
 	if err != nil {
-		return fin, err
+		return fin, fmt.Errorf("seal the worktree: %w", err)
 	}
-	fin.DroppedGitEntries = dropped
-	w.trace("host_dropped")
+	fin.TreeHash = sealed.Hash()
+	seal.Evidence(&fin, w.sealedReport())
+	w.trace("host_sealed")
 	// The tree is measured while the changes are computed: both only read.
 	var m fsops.Measurement
 	var measureErr error
@@ -116,9 +121,6 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		return fin, fmt.Errorf("measure worktree %s: %w", w.worktree, measureErr)
 	}
 	fin.WorktreeBytes, fin.WorktreeFiles = m.Bytes, m.Entries
-	if m.EscapingSymlinks != nil {
-		fin.EscapingSymlinks = m.EscapingSymlinks
-	}
 	return fin, nil
 }
 
@@ -166,85 +168,6 @@ func readRegular(p string) ([]byte, error) {
 // quarantineDir is where, under the run's dir, finalize moves what git
 // would take for a repository: the same place as docker mode's.
 const quarantineDir = "quarantine"
-
-// dropGitEntries moves every entry of the worktree that git would take for
-// a repository, or the way to one (export.QuarantineRepositories: a .git
-// entry in any letter case below the root, a directory with a
-// repository's signs), out of it into <RunDir>/quarantine at the same
-// relative path, and returns their paths, sorted. The worktree's own .git
-// file is kept, and so, as in docker mode, is a repository the base commit
-// itself holds that the worker left as the checkout made it: it is the
-// operator's own, moved back. With no worker process left, nothing
-// changes meanwhile.
-func (w *Workspace) dropGitEntries(ctx context.Context) ([]string, error) {
-	dest := filepath.Join(w.cfg.RunDir, quarantineDir)
-	moved, err := export.QuarantineRepositories(w.worktree, dest)
-	if err != nil {
-		return nil, fmt.Errorf("move nested repositories out of the worktree: %w", err)
-	}
-	dropped := []string{}
-	var baseDirs map[string]bool
-	for _, p := range moved {
-		if w.checkedOut != nil && !strings.EqualFold(path.Base(p), ".git") {
-			if baseDirs == nil {
-				baseDirs = w.baseDirs(ctx)
-			}
-			if baseDirs[p] && w.untouchedSinceCheckout(filepath.Join(dest, filepath.FromSlash(p)), p) {
-				// Quarantine's own move, the other way: a copy where the
-				// run dir is on another file system.
-				if _, err := export.Quarantine(dest, []string{p}, w.worktree); err != nil {
-					return nil, fmt.Errorf("put the base's own repository %s back: %w", p, err)
-				}
-				continue
-			}
-		}
-		dropped = append(dropped, p)
-	}
-	// What stays in the quarantine keeps its config: no git run there may
-	// find it a repository.
-	if err := export.Disarm(dest, dropped); err != nil {
-		return nil, fmt.Errorf("move nested repositories out of the worktree: %w", err)
-	}
-	return dropped, nil
-}
-
-// baseDirs are the directories the base tree holds files under.
-func (w *Workspace) baseDirs(ctx context.Context) map[string]bool {
-	dirs := map[string]bool{}
-	blobs, err := w.baseBlobs(ctx)
-	if err != nil {
-		return dirs
-	}
-	for _, b := range blobs {
-		for d := path.Dir(b.Path); d != "." && !dirs[d]; d = path.Dir(d) {
-			dirs[d] = true
-		}
-	}
-	return dirs
-}
-
-// untouchedSinceCheckout reports whether the directory now at moved, which
-// was rel in the worktree, holds exactly what the checkout left there.
-func (w *Workspace) untouchedSinceCheckout(moved, rel string) bool {
-	root, err := os.OpenRoot(moved)
-	if err != nil {
-		return false
-	}
-	defer func() { _ = root.Close() }() // only read
-	now, err := statTree(root)
-	if err != nil {
-		return false
-	}
-	before := treeStats{}
-	for p, st := range w.checkedOut {
-		if sub, ok := strings.CutPrefix(p, rel+"/"); ok {
-			before[sub] = st
-		}
-	}
-	// A rename keeps inode, size, mtime; only the ctime of the directory
-	// itself changes, and directories are not compared.
-	return len(changedSince(before, now)) == 0
-}
 
 // changes rebuilds the lane's index from the base and fills fin's
 // files_changed, diff_stat, untracked and patch path.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dirtywork/dirtywork/sandbox/egress"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 )
 
@@ -22,18 +23,40 @@ type Info struct {
 	// Layers are the jail's layers as it reports them (user namespace,
 	// root, network, seccomp, Landlock, limits).
 	Layers map[string]any `json:"layers"`
-	// Network is "none" (a loopback of the jail's own) or "host".
-	Network          string `json:"network"`
-	PidsLimit        int    `json:"pids_limit"`
-	Memory           int64  `json:"memory"`
-	TmpSize          int64  `json:"tmp_size"`
-	GitdirSize       int64  `json:"gitdir_size"`
-	MaxWorktreeMB    int64  `json:"max_worktree_mb"`
-	MaxWorktreeFiles int64  `json:"max_worktree_files"`
-	WithHistory      bool   `json:"with_history"`
+	// Network is "none" (a loopback of the jail's own), "proxy" (that
+	// loopback and the egress proxy: --allow-network) or "host" (no jail:
+	// the operator's network, unconfined).
+	Network string `json:"network"`
+	// Egress is the proxy's allowlist and log, with Network "proxy".
+	Egress    *EgressInfo `json:"egress,omitempty"`
+	PidsLimit int         `json:"pids_limit"`
+	Memory    int64       `json:"memory"`
+	TmpSize   int64       `json:"tmp_size"`
+	// CPUs is the jail's CPU cap, in CPUs (--cpus); layers.cpu_limit says
+	// how it is enforced, or that it cannot be and the jail runs at a
+	// lower priority instead.
+	CPUs float64 `json:"cpus"`
+	// Nofile is RLIMIT_NOFILE (soft and hard) of every process in the
+	// jail, Ptys the most pseudo-terminals it holds: its shares of the
+	// host's open files and pty tables.
+	Nofile           int   `json:"nofile"`
+	Ptys             int   `json:"ptys"`
+	GitdirSize       int64 `json:"gitdir_size"`
+	MaxWorktreeMB    int64 `json:"max_worktree_mb"`
+	MaxWorktreeFiles int64 `json:"max_worktree_files"`
+	WithHistory      bool  `json:"with_history"`
 	// PrivateGit is set: the worker's git works on a repository of its
 	// own, never the host's.
 	PrivateGit bool `json:"private_git"`
+	// Toolchains are the toolchain roots bash is told about and, for
+	// each, what the jail shows of it and what it withholds.
+	Toolchains []Toolchain `json:"toolchains,omitempty"`
+	// ToolchainPrivate says how files only their owner may read stay
+	// closed inside what is shown: "unreadable" (the kernel refuses them:
+	// a root operator's worker is not their owner), "covered_two_levels"
+	// (a non-root operator's worker is: those found within two levels of
+	// each exposed path are covered) or "readable" (no jail).
+	ToolchainPrivate string `json:"toolchain_private,omitempty"`
 	// Warning says what is missing when the run goes on unconfined
 	// (DIRTYWORK_ALLOW_UNCONFINED=1); "" when every layer is in force.
 	Warning string `json:"warning,omitempty"`
@@ -70,21 +93,47 @@ func (w *Workspace) chooseJail(ctx context.Context) error {
 		}
 	}
 	w.jailer = j
+	_, plain := j.(childJailer)
+	env := w.operatorEnvMap()
+	w.toolchains = planToolchains(env, operatorHome(w.cfg.Home, env), !plain, kernelHidesPrivate(j))
 	network := "none"
-	if w.cfg.Network {
+	var egressInfo *EgressInfo
+	switch {
+	case w.egressOn():
+		network = "proxy"
+		egressInfo = &EgressInfo{Allowlist: w.cfg.Allow.Strings(), Log: filepath.Join(w.cfg.RunDir, egress.LogName)}
+	case w.cfg.Network:
 		network = "host"
 	}
+	pids := orDefault(w.cfg.PidsLimit, jail.DefaultPidsLimit)
 	w.info = Info{
-		Backend: "host", Layers: layersOf(j), Network: network,
+		Backend: "host", Layers: layersOf(j), Network: network, Egress: egressInfo,
 		// What the jail holds to: its defaults where the config gives none.
-		PidsLimit:     orDefault(w.cfg.PidsLimit, jail.DefaultPidsLimit),
+		PidsLimit:     pids,
 		Memory:        orDefault(w.cfg.MemoryBytes, jail.DefaultMemory),
 		TmpSize:       orDefault(w.cfg.TmpBytes, jail.DefaultTmpSize),
+		CPUs:          orDefault(w.cfg.CPUs, jail.DefaultCPUs),
+		Nofile:        jail.NofileLimit(pids),
+		Ptys:          jail.MaxPtys,
 		GitdirSize:    w.gitDirLimits().MaxBytes,
 		MaxWorktreeMB: w.cfg.Limits.MaxBytes >> 20, MaxWorktreeFiles: w.cfg.Limits.MaxEntries,
 		WithHistory: w.cfg.WithHistory, PrivateGit: true, Warning: warning,
+		Toolchains: w.toolchains.roots, ToolchainPrivate: w.toolchains.private,
 	}
 	return nil
+}
+
+// kernelHidesPrivate reports whether the jail j starts keeps the
+// operator's private files from the worker by itself: a root operator's
+// worker is a uid of its own on the host, unless idmapped mounts cannot be
+// had and it runs as the host's uid 0 instead (DIRTYWORK_ALLOW_UNCONFINED).
+func kernelHidesPrivate(j jailer) bool {
+	rj, ok := j.(realJailer)
+	if !ok || os.Geteuid() != 0 {
+		return false
+	}
+	l, ok := rj.report.Layer(jail.LayerIDMap)
+	return ok && l.OK
 }
 
 // layersOf is what j says of its layers, or that there is no jail.
@@ -124,7 +173,8 @@ func (w *Workspace) jailSpec(env map[string]string, home, userSite string) jailS
 	spec := jailSpec{
 		Argv: []string{exe, toolboxArg, "-root", w.worktree, "-display", w.worktree, "-bash", bash},
 		Env:  benv, Worktree: w.worktree,
-		Network: w.cfg.Network, PidsLimit: w.cfg.PidsLimit, MemoryBytes: w.cfg.MemoryBytes, TmpBytes: w.cfg.TmpBytes,
+		PidsLimit: w.cfg.PidsLimit, MemoryBytes: w.cfg.MemoryBytes, TmpBytes: w.cfg.TmpBytes,
+		CPUs: w.cfg.CPUs,
 		Binds: []bind{
 			{Path: exe},
 			{Path: filepath.Dir(w.private.objects)},
@@ -132,11 +182,17 @@ func (w *Workspace) jailSpec(env map[string]string, home, userSite string) jailS
 			{Path: filepath.Join(w.worktree, ".git"), Over: w.private.gitfile},
 		},
 	}
-	for _, r := range toolchainRoots(env, home) {
-		if p, err := filepath.EvalSymlinks(r[1]); err == nil {
-			spec.ReadOnly = append(spec.ReadOnly, p)
-		}
+	switch {
+	case w.egress != nil:
+		// The jail keeps its own network namespace: its way out is the
+		// proxy's socket, forwarded to by the tool server.
+		spec.Argv = append(spec.Argv, egressArgs()...)
+		spec.Env = append(spec.Env, egress.Env(egress.ListenAddr)...)
+		spec.Binds = append(spec.Binds, bind{Path: jailEgressDir, Over: w.egress.dir})
+	case w.cfg.Network:
+		spec.Network = true // no jail: the host's network, as everything else
 	}
+	spec.Unmapped, spec.Hidden = w.toolchains.exposed, w.toolchains.hidden
 	if userSite != "" {
 		if p, err := filepath.EvalSymlinks(userSite); err == nil {
 			spec.ReadOnly = append(spec.ReadOnly, p)
@@ -175,7 +231,7 @@ func isToolboxArgs(args []string) bool {
 }
 
 // orDefault is v, or def when v is zero.
-func orDefault[T int | int64](v, def T) T {
+func orDefault[T int | int64 | float64](v, def T) T {
 	if v == 0 {
 		return def
 	}

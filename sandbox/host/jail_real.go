@@ -35,7 +35,7 @@ func (j realJailer) Start(ctx context.Context, spec jailSpec) (jailProc, error) 
 	cfg := jail.Config{
 		Path: spec.Argv[0], Args: spec.Argv, Env: spec.Env, Dir: spec.Worktree,
 		TmpSize: spec.TmpBytes, AllowNetwork: spec.Network, PidsLimit: spec.PidsLimit,
-		MemoryBytes: spec.MemoryBytes, AllowUnconfined: j.allowUnconfined,
+		MemoryBytes: spec.MemoryBytes, CPUs: spec.CPUs, AllowUnconfined: j.allowUnconfined,
 		Mounts: []jail.Mount{{Source: spec.Worktree, Target: spec.Worktree}},
 	}
 	for _, b := range spec.Binds {
@@ -48,7 +48,7 @@ func (j realJailer) Start(ctx context.Context, spec jailSpec) (jailProc, error) 
 			cfg.Mounts = append(cfg.Mounts, jail.Mount{Source: b.Path, Target: b.Path, ReadOnly: true})
 		}
 	}
-	cfg.ReadOnlyPaths = spec.ReadOnly
+	cfg.ReadOnlyPaths, cfg.UnmappedPaths, cfg.Hidden = spec.ReadOnly, spec.Unmapped, spec.Hidden
 	jl, err := jail.Start(ctx, cfg)
 	if err != nil {
 		return nil, err

@@ -27,14 +27,23 @@ type jailSpec struct {
 	// bound in order after the worktree.
 	Binds []bind
 	// ReadOnly are host paths the jail shows read-only where they exist:
-	// toolchain roots, the python user site.
+	// the python user site.
 	ReadOnly []string
+	// Unmapped are host paths the jail shows read-only as other users'
+	// files (jail.Config.UnmappedPaths): what toolchains need. Hidden are
+	// covered inside them.
+	Unmapped, Hidden []string
 	// Network shares the host's network; without it the jail has only lo.
+	// Runs with --allow-network keep their own namespace and reach the
+	// egress proxy through a bind (see Config.Network); only a jailer
+	// without a jail sets it.
 	Network bool
-	// PidsLimit, MemoryBytes and TmpBytes are the jail's limits (0: none).
+	// PidsLimit, MemoryBytes, TmpBytes and CPUs are the jail's limits (0:
+	// the jail's defaults).
 	PidsLimit   int
 	MemoryBytes int64
 	TmpBytes    int64
+	CPUs        float64
 }
 
 // bind is one host path the jail sees at the same path.
@@ -43,8 +52,10 @@ type bind struct {
 	// Writable binds are read-write (idmapped to the operator); the rest
 	// are read-only.
 	Writable bool
-	// Over is a file bound over Path instead of Path itself: a read-only
-	// stand-in for what the host has there (the worktree's .git file).
+	// Over is a file or directory bound read-only at Path instead of Path
+	// itself: a stand-in for what the host has there (the worktree's .git
+	// file), or a host directory shown at a path of the jail's own (the
+	// egress proxy's socket directory).
 	Over string
 }
 

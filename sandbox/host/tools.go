@@ -48,10 +48,12 @@ func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Durat
 	}
 	res = reply.BashResult
 	if reply.Leftover > 0 {
-		// The server is the jail's init: nothing of a command can
-		// survive it unless the kernel keeps a process in an unkillable
-		// state; say so rather than hide it.
-		res.Output += fmt.Sprintf("\n[%d processes of this command could not be killed]", reply.Leftover)
+		// The server is the jail's init and kills every process of the
+		// jail after each command: one that survived it is stuck in the
+		// kernel, and could change the tree behind the run's back (during
+		// verify, during the export). The jail is no longer a sandbox.
+		w.stopJail()
+		return res, &sandbox.SandboxError{Op: "bash", Err: fmt.Errorf("%d processes of the command survived SIGKILL; the jail was stopped", reply.Leftover)}
 	}
 	w.mu.Lock()
 	w.walkPending = true

@@ -13,6 +13,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/fsops"
+	"github.com/dirtywork/dirtywork/sandbox/seal"
 	"github.com/dirtywork/dirtywork/sandbox/toolbox"
 )
 
@@ -45,6 +46,9 @@ type Workspace struct {
 	jailer      jailer
 	spec        jailSpec
 	info        Info
+	// toolchains is what the jail shows of the toolchain roots, settled
+	// with the jail.
+	toolchains toolchainPlan
 	// root and fs read the worktree from the host side: the size watch
 	// and Finalize.
 	root *os.Root
@@ -55,6 +59,8 @@ type Workspace struct {
 	gitFS   *fsops.FS
 	// operatorEnv is the environment dirtywork's own git starts from.
 	operatorEnv []string
+	// egress is the run's egress proxy (--allow-network), nil without.
+	egress *hostEgress
 
 	// beginOnce starts the background start once (Begin); beginCtx is
 	// its context.
@@ -76,6 +82,9 @@ type Workspace struct {
 	// touched it (nil when the tree was kept: a resumed run): Finalize
 	// diffs only what changed since.
 	checkedOut treeStats
+	// since is the seal's baseline: marked in the worktree's file system
+	// once the checkout was done, before the worker's first call.
+	since time.Time
 
 	mu sync.Mutex
 	// walkPending is set after a command: the tool server is walking the
@@ -84,6 +93,8 @@ type Workspace struct {
 	// violation is the breach that ended the run, from the size watch or
 	// the tool server's budget.
 	violation *sandbox.BudgetError
+	// sealed is what every seal of the run found (sealTree).
+	sealed    seal.Report
 	stopped   bool // the jail is stopped: no more tool calls
 	closed    bool
 	closeOnce sync.Once
@@ -127,7 +138,15 @@ func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 		_ = w.private.remove()
 		return nil, err
 	}
+	if w.egressOn() {
+		if err := w.startEgress(); err != nil {
+			_ = root.Close()
+			_ = w.private.remove()
+			return nil, err
+		}
+	}
 	if w.gitRoot, err = os.OpenRoot(w.private.gitDir); err != nil {
+		_ = w.stopEgress()
 		_ = root.Close()
 		_ = w.private.remove()
 		return nil, fmt.Errorf("open the worker's git dir: %w", err)
@@ -249,6 +268,14 @@ func (w *Workspace) startJail(ctx context.Context) error {
 			res.ExitCode, res.TimedOut, truncate(res.Output+res.LaunchError, 500))
 	}
 	w.trace("host_checkout")
+	// Everything the checkout wrote is stamped before this, everything the
+	// worker changes after it.
+	if w.since, err = seal.Mark(w.worktree); err != nil {
+		return err
+	}
+	if w.cfg.OnBaseline != nil {
+		w.cfg.OnBaseline(w.since)
+	}
 	if !w.cfg.KeepTree {
 		// Before any tool call: nothing of the worker's is there yet.
 		if stats, err := statTree(w.root); err == nil {
@@ -355,6 +382,9 @@ func (w *Workspace) Close() error {
 		w.closed = true
 		w.mu.Unlock()
 		var errs []error
+		if err := w.stopEgress(); err != nil {
+			errs = append(errs, err)
+		}
 		if w.gitRoot != nil {
 			_ = w.gitRoot.Close() // only read
 		}

@@ -240,6 +240,24 @@ func (s *setup) run() (report, error) {
 			return report{}, inLayer(LayerPids, err)
 		}
 	}
+	// The host's open files table is shared by everyone: RLIMIT_NOFILE
+	// times the pids limit bounds the jail's share of it.
+	if sp.Nofile > 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: sp.Nofile, Max: sp.Nofile}); err != nil {
+			return report{}, inLayer(LayerRoot, fmt.Errorf("set RLIMIT_NOFILE: %w", err))
+		}
+	}
+	if sp.Nice > 0 {
+		// No cpu controller: the jail yields to the host's other work. Its
+		// niceness belongs to this thread, which executes the program;
+		// RLIMIT_NICE 0 keeps any process of the jail from lowering it.
+		if err := unix.Setpriority(unix.PRIO_PROCESS, 0, sp.Nice); err != nil {
+			return report{}, inLayer(LayerCPU, fmt.Errorf("set the niceness: %w", err))
+		}
+		if err := unix.Setrlimit(unix.RLIMIT_NICE, &unix.Rlimit{}); err != nil {
+			return report{}, inLayer(LayerCPU, fmt.Errorf("set RLIMIT_NICE: %w", err))
+		}
+	}
 	// No core files: a crashing command would drop one into the worktree
 	// (up to its size), and nothing in the jail can read it usefully.
 	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}); err != nil {
@@ -406,7 +424,9 @@ func (s *setup) buildDev(devFDs map[string]int) error {
 	if err := mountpoint(s.root, s.isOurs, "/dev/pts", true); err != nil {
 		return err
 	}
-	if err := unix.Mount("devpts", s.at("/dev/pts"), "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+	// max= bounds this instance's share of the host's pty table.
+	if err := unix.Mount("devpts", s.at("/dev/pts"), "devpts", unix.MS_NOSUID|unix.MS_NOEXEC,
+		fmt.Sprintf("newinstance,ptmxmode=0666,mode=0620,max=%d", MaxPtys)); err != nil {
 		return fmt.Errorf("mount a new devpts: %w", err)
 	}
 	if err := s.mkdirTmpfs("/dev/shm", unix.MS_NOSUID|unix.MS_NODEV, shmTmpfs); err != nil {

@@ -17,8 +17,11 @@
 // as the operator. Inside, it sees itself as the operator either way. It
 // keeps no capability in any set, runs with no_new_privs, under Landlock
 // (the second layer: only what the mounts expose) and a seccomp filter
-// (the third: see package seccomp), and within pids and memory limits
-// (cgroups where they can be had, else rlimits).
+// (the third: see package seccomp), and within pids, memory and CPU limits
+// (cgroups where they can be had, else rlimits and a niceness). The tables
+// every user of the host shares are bounded too: RLIMIT_NOFILE times the
+// pids limit stays within a quarter of the open files table, and the
+// jail's devpts holds at most MaxPtys terminals.
 //
 // Go cannot fork without exec, so the jail's setup is a re-execution of the
 // running binary in a hidden mode: every binary that starts jails must call

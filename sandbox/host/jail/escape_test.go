@@ -455,7 +455,7 @@ func TestEscapeKill(t *testing.T) {
 		t.Errorf("a second Wait returned %v, the first %v", err2, err)
 	}
 	if j.Info().Limits.Pids.Mechanism == "cgroup-v1" {
-		for _, c := range []string{"pids", "memory"} {
+		for _, c := range []string{"pids", "memory", "cpu"} {
 			entries, _ := os.ReadDir(filepath.Join("/sys/fs/cgroup", c, "dirtywork"))
 			for _, e := range entries {
 				if e.IsDir() && strings.HasPrefix(e.Name(), "jail-"+strconv.Itoa(os.Getpid())+"-") {

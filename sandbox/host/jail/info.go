@@ -47,11 +47,14 @@ type RootInfo struct {
 	// Kind is "pivot_root:tmpfs".
 	Kind string `json:"kind"`
 	// ReadOnly lists the system directories and extra paths bound
-	// read-only.
+	// read-only, the unmapped ones included.
 	ReadOnly []string `json:"read_only"`
 	// Mounts are the configured mounts' targets, read-only ones suffixed
 	// ":ro".
 	Mounts []string `json:"mounts"`
+	// Hidden are the paths covered inside what is bound (Config.Hidden),
+	// as the jail shows them.
+	Hidden []string `json:"hidden,omitempty"`
 	// TmpBytes is the size of the private /tmp.
 	TmpBytes int64 `json:"tmp_bytes"`
 	// Dev is "minimal" (null, zero, full, random, urandom, tty, a new
@@ -85,10 +88,35 @@ type LandlockInfo struct {
 
 // LimitsInfo are the jail's limits and how each is enforced.
 type LimitsInfo struct {
-	Pids   Limit `json:"pids"`
-	Memory Limit `json:"memory"`
+	Pids   Limit    `json:"pids"`
+	Memory Limit    `json:"memory"`
+	CPU    CPULimit `json:"cpu"`
+	// Nofile is RLIMIT_NOFILE, soft and hard, of every process (mechanism
+	// "rlimit"): with the pids limit, the jail's share of the host's open
+	// files table.
+	Nofile Limit `json:"nofile"`
+	// Ptys is the most pseudo-terminals the jail's devpts holds (mechanism
+	// "devpts").
+	Ptys Limit `json:"ptys"`
 	// Reason says why no cgroup could be had, when the mechanism is
 	// "rlimit".
+	Reason string `json:"reason,omitempty"`
+}
+
+// CPULimit is the cap on the jail's CPU time.
+type CPULimit struct {
+	// CPUs is the cap asked for, in CPUs; 0 when none was.
+	CPUs float64 `json:"cpus"`
+	// QuotaMicros of CPU time in every PeriodMicros, as the cgroup holds
+	// them; absent without a cgroup.
+	QuotaMicros  int64 `json:"quota_us,omitempty"`
+	PeriodMicros int64 `json:"period_us,omitempty"`
+	// Mechanism is "cgroup-v2" (cpu.max), "cgroup-v1" (cpu.cfs_quota_us),
+	// "nice" (no cpu controller could be had: the jail runs at niceness
+	// Nice, which caps nothing but lets the host's other work go first) or
+	// "none" (no cap was asked for).
+	Mechanism string `json:"mechanism"`
+	// Reason says why no cpu controller could be had, with "nice".
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -97,6 +125,7 @@ type Limit struct {
 	// Max is the cap; 0 when there is none.
 	Max int64 `json:"max"`
 	// Mechanism is "cgroup-v2", "cgroup-v1", "rlimit" (per process, the
-	// fallback where no cgroup can be had) or "none".
+	// fallback where no cgroup can be had; always for Nofile), "devpts"
+	// (Ptys) or "none".
 	Mechanism string `json:"mechanism"`
 }

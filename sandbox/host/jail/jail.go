@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -20,7 +22,57 @@ const (
 	DefaultTmpSize = 1 << 30
 	// DefaultHostname is the jail's default hostname.
 	DefaultHostname = "dirtywork"
+	// DefaultCPUs is the jail's default CPU cap, in CPUs: docker mode's
+	// default.
+	DefaultCPUs = 2.0
 )
+
+// Limits on the host's machine-wide tables, the same for every jail.
+const (
+	// DefaultNofile is RLIMIT_NOFILE, soft and hard, of every process in
+	// the jail: every Linux login's default soft limit, the one build tools
+	// are made to live with. With the pids limit it bounds the jail's share
+	// of the host's open files (fs.file-max): NofileLimit lowers it where
+	// that product would exceed a quarter of the table.
+	DefaultNofile = 1024
+	// MaxPtys is the most pseudo-terminals the jail's devpts holds at once
+	// (its max= option); the kernel's pty table (kernel.pty.max) is shared
+	// by every devpts instance of the host.
+	MaxPtys = 64
+	// Nice is the jail's niceness where no cpu controller can be had: it
+	// caps nothing, but the host's other work comes first.
+	Nice = 10
+)
+
+// Bounds of NofileLimit.
+const (
+	// fileTableShare: a jail's processes together hold at most a quarter
+	// of the host's open files table (nofile × pids ≤ fs.file-max / 4).
+	fileTableShare = 4
+	// minNofile is the least RLIMIT_NOFILE a jail gets, whatever its pids
+	// limit: fewer descriptors leave no room to run a build at all.
+	minNofile = 64
+)
+
+// NofileLimit is RLIMIT_NOFILE for a jail of at most pids processes:
+// DefaultNofile, lowered where nofile × pids would pass a quarter of the
+// host's open files table (fs.file-max), never below 64. Without a pids
+// cap (pids ≤ 0) it is DefaultNofile.
+func NofileLimit(pids int) int {
+	fileMax := int64(0)
+	if data, err := os.ReadFile("/proc/sys/fs/file-max"); err == nil {
+		fileMax, _ = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	}
+	return nofileFor(pids, fileMax)
+}
+
+// nofileFor is NofileLimit with the table's size given (0: unknown).
+func nofileFor(pids int, fileMax int64) int {
+	if pids <= 0 || fileMax <= 0 {
+		return DefaultNofile
+	}
+	return int(min(DefaultNofile, max(minNofile, fileMax/fileTableShare/int64(pids))))
+}
 
 // Config describes one jail and the program it runs.
 type Config struct {
@@ -46,10 +98,24 @@ type Config struct {
 	// to be created inside another bind (on the host's disk) is an error.
 	Mounts []Mount
 	// ReadOnlyPaths are host paths bound read-only at the same path
-	// inside the jail: toolchain roots, the python user site. Paths that
-	// do not exist are skipped; paths a system directory already exposes
-	// need not be listed.
+	// inside the jail: the python user site. Paths that do not exist are
+	// skipped; paths a system directory already exposes need not be
+	// listed. A root operator's are idmapped, so the operator's files
+	// show as the program's own.
 	ReadOnlyPaths []string
+	// UnmappedPaths are bound like ReadOnlyPaths but never idmapped: their
+	// files keep their host owners, whom the jail does not map (they show
+	// as nobody's), so the program may read only what the host lets every
+	// user read. A root operator's program, a uid of its own on the host,
+	// then cannot read a file only its owner may: toolchains go here. (A
+	// non-root operator's program is the operator on the host, and may.)
+	UnmappedPaths []string
+	// Hidden are host paths inside the read-only paths, the unmapped paths
+	// or the mounts that the jail covers: a directory with an empty
+	// read-only one, a file with an empty one that cannot be opened.
+	// Symlinks in them are resolved on the host; a path that is not there,
+	// or not inside any of those, is not in the jail to hide.
+	Hidden []string
 
 	// TmpSize is the size of the jail's private /tmp in bytes; 0 is
 	// DefaultTmpSize.
@@ -63,6 +129,11 @@ type Config struct {
 	// MemoryBytes caps the jail's memory (swap included where the
 	// mechanism can); 0 is DefaultMemory, negative is no cap.
 	MemoryBytes int64
+	// CPUs caps the jail's CPU time, in CPUs (1.5: one and a half CPUs'
+	// worth in every period), through the cgroup's cpu controller; 0 is
+	// DefaultCPUs, negative is no cap. Where no cpu controller can be had
+	// the jail runs at niceness Nice instead, and Info says so.
+	CPUs float64
 
 	// AllowUnconfined lets a layer that cannot be set up on this system
 	// (Landlock, seccomp, idmapped mounts, a limit mechanism) be left off

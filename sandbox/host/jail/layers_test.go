@@ -49,7 +49,7 @@ func TestProbe(t *testing.T) {
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{LayerUserNS, LayerRoot, LayerNetwork, LayerLandlock, LayerSeccomp, LayerPids, LayerMemory} {
+	for _, name := range []string{LayerUserNS, LayerRoot, LayerNetwork, LayerLandlock, LayerSeccomp, LayerPids, LayerMemory, LayerCPU} {
 		st, ok := r.Layer(name)
 		if !ok || !st.OK || st.Detail == "" {
 			t.Errorf("%s: %+v", name, st)

@@ -107,3 +107,49 @@ func TestExecFailure(t *testing.T) {
 		t.Fatalf("got %v (%T %v)", err, se, se)
 	}
 }
+
+// TestEscapeUnmappedPaths: an unmapped path shows its files with their
+// host owners unmapped, so a root operator's program cannot read a file
+// only its owner may, while what anyone may read or run still works; a
+// hidden path inside it is covered for everyone, also through a symlink.
+func TestEscapeUnmappedPaths(t *testing.T) {
+	tool := t.TempDir()
+	hostFile(t, filepath.Join(tool, "bin", "tool"), "#!/bin/sh\necho tool ran\n")
+	if err := os.Chmod(filepath.Join(tool, "bin", "tool"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	private := hostFile(t, filepath.Join(tool, "bin", "private"), "PRIVATE\n")
+	if err := os.Chmod(private, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	hidden := hostFile(t, filepath.Join(tool, "etc", "npmrc"), "TOKEN\n")
+	hostFile(t, filepath.Join(tool, "etc", "other"), "other\n")
+	if err := os.Symlink("etc", filepath.Join(tool, "link")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{UnmappedPaths: []string{tool}, Hidden: []string{
+		filepath.Join(tool, "link", "npmrc"), filepath.Join(tool, "missing"), "/nonexistent/x",
+	}}
+	r := bash(t, cfg, strings.Join([]string{
+		tool + "/bin/tool",
+		"cat " + tool + "/etc/other",
+		"cat " + tool + "/etc/npmrc 2>/dev/null || echo hidden",
+		"cat " + tool + "/bin/private 2>/dev/null || echo private",
+		"stat -c %u " + tool + "/bin/tool",
+	}, "\n"))
+	owner := strconv.Itoa(os.Getuid())
+	privateLine := "PRIVATE"
+	if os.Geteuid() == 0 {
+		owner, privateLine = "65534", "private" // nobody's: root is not mapped
+	}
+	want := strings.Join([]string{"tool ran", "other", "hidden", privateLine, owner}, "\n")
+	if r.err != nil || strings.TrimSpace(r.out) != want {
+		t.Errorf("got\n%s\nwant\n%s", describe(r), want)
+	}
+	if got := strings.Join(r.info.Root.Hidden, " "); got != filepath.Join(tool, "etc", "npmrc") {
+		t.Errorf("info hidden %q", got)
+	}
+	if b, _ := os.ReadFile(hidden); string(b) != "TOKEN\n" {
+		t.Errorf("the hidden file changed on the host: %q", b)
+	}
+}

@@ -34,8 +34,9 @@ var (
 
 // planRoot computes the entries that build the jail's root from cfg,
 // resolving every host path here, in the parent: the child sees only the
-// result. ro lists what is bound read-only, for Info.
-func planRoot(cfg Config) (entries []entry, ro []string, err error) {
+// result. ro lists what is bound read-only and hidden what is covered,
+// for Info.
+func planRoot(cfg Config) (entries []entry, ro, hidden []string, err error) {
 	for _, d := range systemDirs {
 		fi, err := os.Lstat(d)
 		if err != nil {
@@ -46,7 +47,7 @@ func planRoot(cfg Config) (entries []entry, ro []string, err error) {
 			// Merged /usr: /bin -> usr/bin stays a link, to the bound /usr.
 			link, err := os.Readlink(d)
 			if err != nil {
-				return nil, nil, fmt.Errorf("read the link %s: %w", d, err)
+				return nil, nil, nil, fmt.Errorf("read the link %s: %w", d, err)
 			}
 			entries = append(entries, entry{Kind: entrySymlink, Target: d, Link: link, FD: -1})
 		case fi.IsDir():
@@ -73,32 +74,25 @@ func planRoot(cfg Config) (entries []entry, ro []string, err error) {
 			entries = append(entries, entry{Kind: entryBind, Target: target, Source: target, ReadOnly: true, FD: -1})
 		}
 	}
-	for _, p := range cfg.ReadOnlyPaths {
-		if !filepath.IsAbs(p) {
-			return nil, nil, fmt.Errorf("read-only path %q is not absolute", p)
+	for _, list := range []struct {
+		paths []string
+		idmap bool
+	}{{cfg.ReadOnlyPaths, true}, {cfg.UnmappedPaths, false}} {
+		for _, p := range list.paths {
+			e, ok, err := planReadOnly(p, list.idmap)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if ok {
+				entries = append(entries, e)
+				ro = append(ro, e.Target)
+			}
 		}
-		p = filepath.Clean(p)
-		src, err := filepath.EvalSymlinks(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("resolve read-only path %s: %w", p, err)
-		}
-		if underAny(p, systemDirs) && p == src {
-			continue // visible already, through its system directory
-		}
-		fi, err := os.Stat(src)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read-only path %s: %w", p, err)
-		}
-		entries = append(entries, entry{Kind: entryBind, Target: p, Source: src, Dir: fi.IsDir(), ReadOnly: true, Recursive: true, IDMap: true, FD: -1})
-		ro = append(ro, p)
 	}
 	for _, m := range cfg.Mounts {
 		e, err := planMount(m)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		entries = append(entries, e)
 	}
@@ -109,9 +103,78 @@ func planRoot(cfg Config) (entries []entry, ro []string, err error) {
 		}
 	}
 	if binds > maxFDs {
-		return nil, nil, fmt.Errorf("%d binds is more than the %d a jail takes", binds, maxFDs)
+		return nil, nil, nil, fmt.Errorf("%d binds is more than the %d a jail takes", binds, maxFDs)
 	}
-	return entries, ro, nil
+	// Covers come last, over what the binds show.
+	for _, p := range cfg.Hidden {
+		e, ok, err := planHidden(p, entries)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ok {
+			entries = append(entries, e)
+			hidden = append(hidden, e.Target)
+		}
+	}
+	return entries, ro, hidden, nil
+}
+
+// planReadOnly resolves a read-only path; ok is false when there is
+// nothing to bind (no such path, or one a system directory shows).
+func planReadOnly(p string, idmap bool) (entry, bool, error) {
+	if !filepath.IsAbs(p) {
+		return entry{}, false, fmt.Errorf("read-only path %q is not absolute", p)
+	}
+	p = filepath.Clean(p)
+	src, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return entry{}, false, nil
+	}
+	if err != nil {
+		return entry{}, false, fmt.Errorf("resolve read-only path %s: %w", p, err)
+	}
+	if underAny(p, systemDirs) && p == src {
+		return entry{}, false, nil // visible already, through its system directory
+	}
+	fi, err := os.Stat(src)
+	if err != nil {
+		return entry{}, false, fmt.Errorf("read-only path %s: %w", p, err)
+	}
+	return entry{Kind: entryBind, Target: p, Source: src, Dir: fi.IsDir(), ReadOnly: true, Recursive: true, IDMap: idmap, FD: -1}, true, nil
+}
+
+// planHidden finds where host path p shows in the jail, through the last
+// bind whose source holds it (a later bind covers an earlier one): the
+// cover goes there, on a path with no symlink past the bind's target, so
+// the child cannot be led anywhere else. ok is false when p is not there
+// or no bind shows it.
+func planHidden(p string, entries []entry) (entry, bool, error) {
+	if !filepath.IsAbs(p) {
+		return entry{}, false, fmt.Errorf("hidden path %q is not absolute", p)
+	}
+	src, err := filepath.EvalSymlinks(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return entry{}, false, nil
+	}
+	if err != nil {
+		return entry{}, false, fmt.Errorf("resolve hidden path %s: %w", p, err)
+	}
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return entry{}, false, fmt.Errorf("hidden path %s: %w", p, err)
+	}
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if e.Kind != entryBind || !under(src, e.Source) {
+			continue
+		}
+		rel, err := filepath.Rel(e.Source, src)
+		if err != nil {
+			return entry{}, false, fmt.Errorf("hidden path %s: %w", p, err)
+		}
+		return entry{Kind: entryMask, Target: filepath.Join(e.Target, rel), Dir: fi.IsDir(), FD: -1}, true, nil
+	}
+	return entry{}, false, nil
 }
 
 // planMount checks one configured mount and resolves its source.

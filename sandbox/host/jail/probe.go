@@ -15,6 +15,7 @@ const (
 	LayerSeccomp  = "seccomp"
 	LayerPids     = "pids_limit"
 	LayerMemory   = "memory_limit"
+	LayerCPU      = "cpu_limit"
 )
 
 // Report is what Probe found, one entry per layer.

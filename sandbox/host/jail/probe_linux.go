@@ -27,7 +27,7 @@ var essential = map[string]bool{LayerUserNS: true, LayerRoot: true, LayerNetwork
 // have (a failing optional layer is recorded, not fatal), and one
 // writable mount of a temporary directory so that idmapping is tried.
 func probeLayers(ctx context.Context, dirs []string) Report {
-	order := []string{LayerUserNS, LayerRoot, LayerNetwork, LayerIDMap, LayerLandlock, LayerSeccomp, LayerPids, LayerMemory}
+	order := []string{LayerUserNS, LayerRoot, LayerNetwork, LayerIDMap, LayerLandlock, LayerSeccomp, LayerPids, LayerMemory, LayerCPU}
 	cfg := Config{AllowUnconfined: true}
 	dir, err := os.MkdirTemp("", "dirtywork-probe-")
 	if err == nil {
@@ -93,8 +93,22 @@ func probeLayers(ctx context.Context, dirs []string) Report {
 		status(LayerSeccomp, "profile "+info.Seccomp.Profile),
 		limitStatus(LayerPids, info.Limits.Pids, info.Limits.Reason),
 		limitStatus(LayerMemory, info.Limits.Memory, info.Limits.Reason),
+		cpuStatus(info.Limits.CPU),
 	)
 	return r
+}
+
+// cpuStatus reports the CPU cap: niceness is the fallback, not a failure,
+// but the report says it caps nothing and why no controller could be had.
+func cpuStatus(c CPULimit) LayerStatus {
+	st := LayerStatus{Name: LayerCPU, OK: true, Detail: c.Mechanism}
+	switch c.Mechanism {
+	case "nice":
+		st.Detail = fmt.Sprintf("nice %d, no cap (no cpu controller: %s)", Nice, c.Reason)
+	case "cgroup-v1", "cgroup-v2":
+		st.Detail = fmt.Sprintf("%s (%d µs of CPU time in every %d µs)", c.Mechanism, c.QuotaMicros, c.PeriodMicros)
+	}
+	return st
 }
 
 // limitStatus reports a limit: rlimits are the fallback, not a failure,

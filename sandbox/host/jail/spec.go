@@ -21,6 +21,11 @@ type spec struct {
 	NewNet bool `json:"new_net"`
 	// Rlimits are set when no cgroup could be had.
 	Rlimits *rlimits `json:"rlimits,omitempty"`
+	// Nofile is RLIMIT_NOFILE, soft and hard.
+	Nofile uint64 `json:"nofile"`
+	// Nice is the niceness to run at (0: the parent's), where no cpu
+	// controller could be had.
+	Nice int `json:"nice,omitempty"`
 	// LandlockABI is the Landlock ABI to enforce, 0 for none.
 	LandlockABI int `json:"landlock_abi"`
 	// Seccomp loads the filter.

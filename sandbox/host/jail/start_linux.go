@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"os"
 	"os/exec"
@@ -108,7 +109,22 @@ func withDefaults(cfg Config) Config {
 	if cfg.MemoryBytes == 0 {
 		cfg.MemoryBytes = DefaultMemory
 	}
+	if cfg.CPUs == 0 {
+		cfg.CPUs = DefaultCPUs
+	}
 	return cfg
+}
+
+// minCPUQuota is the kernel's least CPU quota, in microseconds.
+const minCPUQuota = 1000
+
+// cpuQuota is the quota of cpus CPUs in every default period, 0 for no
+// cap.
+func cpuQuota(cpus float64) int64 {
+	if cpus <= 0 {
+		return 0
+	}
+	return max(minCPUQuota, int64(math.Round(cpus*cgroup.DefaultCPUPeriod)))
 }
 
 // validate refuses a config no jail can be built from.
@@ -124,6 +140,9 @@ func validate(cfg Config, probe bool) error {
 	}
 	if len(cfg.Hostname) > 64 {
 		return fmt.Errorf("jail: hostname %q is longer than 64 bytes", cfg.Hostname)
+	}
+	if math.IsNaN(cfg.CPUs) || math.IsInf(cfg.CPUs, 0) {
+		return fmt.Errorf("jail: CPU cap %v is not a number", cfg.CPUs)
 	}
 	return nil
 }
@@ -192,7 +211,7 @@ func (p *pipes) close() {
 // run makes one attempt.
 func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err error) {
 	cfg := l.cfg
-	entries, ro, err := planRoot(cfg)
+	entries, ro, hidden, err := planRoot(cfg)
 	if err != nil {
 		return nil, Info{}, fmt.Errorf("jail: %w", err)
 	}
@@ -220,11 +239,15 @@ func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err erro
 		off = append(off, layerOff(LayerSeccomp, "the kernel has no seccomp filters"))
 	}
 
-	limits := cgroup.Limits{Pids: int64(max(cfg.PidsLimit, 0)), Memory: max(cfg.MemoryBytes, 0)}
+	limits := cgroup.Limits{Pids: int64(max(cfg.PidsLimit, 0)), Memory: max(cfg.MemoryBytes, 0), CPUQuota: cpuQuota(cfg.CPUs)}
 	h := cgroup.System()
 	h.Sweep(staleGroup)
 	group, cgErr := h.Create(groupPrefix+strconv.Itoa(os.Getpid())+"-"+randomSuffix(), limits)
 	mechanism := "rlimit"
+	cpu := CPULimit{Mechanism: "none"}
+	if limits.CPUQuota > 0 {
+		cpu = CPULimit{CPUs: cfg.CPUs, Mechanism: "nice"}
+	}
 	if cgErr == nil {
 		mechanism = group.Mechanism()
 		defer func() {
@@ -232,8 +255,24 @@ func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err erro
 				_ = group.Remove()
 			}
 		}()
+		if file, why := group.CPU(); file != "" {
+			cpu.Mechanism, cpu.QuotaMicros, cpu.PeriodMicros = mechanism, limits.CPUQuota, cgroup.DefaultCPUPeriod
+		} else if why != "" {
+			cpu.Reason = why
+		}
 	} else {
 		sp.Rlimits = &rlimits{Nproc: limits.Pids, Data: limits.Memory}
+		if limits.CPUQuota > 0 {
+			cpu.Reason = cgErr.Error()
+		}
+	}
+	if cpu.Mechanism == "nice" {
+		sp.Nice = Nice
+	}
+	sp.Nofile = uint64(NofileLimit(cfg.PidsLimit))
+	var cur unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &cur) == nil && cur.Max < sp.Nofile {
+		sp.Nofile = cur.Max // the jail cannot raise it
 	}
 
 	p, err := newPipes()
@@ -299,6 +338,10 @@ func (l *launch) run(ctx context.Context, probe bool) (_ *Jail, _ Info, err erro
 		return fail(err)
 	}
 	info := l.info(rep, ro, mechanism, cgErr, off)
+	info.Root.Hidden = hidden
+	info.Limits.CPU = cpu
+	info.Limits.Nofile = Limit{Max: int64(sp.Nofile), Mechanism: "rlimit"}
+	info.Limits.Ptys = Limit{Max: MaxPtys, Mechanism: "devpts"}
 	if probe {
 		_ = cmd.Wait()
 		p.close()

@@ -2,7 +2,9 @@
 // its own: cgroup v2 where this process may create one (root, or a
 // delegated subtree), or, as root, the v1 pids and memory hierarchies.
 // Where none can be had, Create says so and the jail falls back to
-// rlimits.
+// rlimits. A CPU quota goes on the same group where the cpu controller can
+// be had (v2's cpu.max, v1's cpu hierarchy); where it cannot, the group is
+// made without one and says why (Group.CPU).
 package cgroup
 
 import (
@@ -29,15 +31,33 @@ var ErrUnavailable = errors.New("no cgroup with the pids and memory controllers 
 type Limits struct {
 	Pids   int64
 	Memory int64
+	// CPUQuota is the CPU time, in microseconds, the group's processes
+	// together may use in every CPUPeriod (also microseconds; 0 is
+	// DefaultCPUPeriod): 150000 of 100000 is one and a half CPUs.
+	CPUQuota  int64
+	CPUPeriod int64
 }
+
+// DefaultCPUPeriod is the period of a CPU quota, in microseconds: the
+// kernel's own default, and docker's.
+const DefaultCPUPeriod = 100000
 
 // Group is one jail's cgroup: one directory under v2, one per controller
 // under v1.
 type Group struct {
 	mechanism string
-	// dirs are the group's directories, the pids one first under v1.
+	// dirs are the group's directories, the pids one first under v1 (then
+	// memory, then cpu when it has one).
 	dirs []string
+	// cpuFile is the file that holds the CPU quota ("" when there is
+	// none); cpuWhy says why there is none although one was asked for.
+	cpuFile, cpuWhy string
 }
+
+// CPU reports the group's CPU quota: the control file that holds it, or
+// "" and why the cpu controller could not be had when a quota was asked
+// for (why is "" when none was).
+func (g *Group) CPU() (file, why string) { return g.cpuFile, g.cpuWhy }
 
 // Mechanism is V1 or V2.
 func (g *Group) Mechanism() string { return g.mechanism }
@@ -73,6 +93,9 @@ func (h Hierarchy) Create(name string, l Limits) (*Group, error) {
 		return nil, fmt.Errorf("cgroup: bad group name %q", name)
 	}
 	var reasons []string
+	if l.CPUQuota > 0 && l.CPUPeriod <= 0 {
+		l.CPUPeriod = DefaultCPUPeriod
+	}
 	if parent, why := h.v2Parent(); parent != "" {
 		g, err := createV2(parent, name, l)
 		if err == nil {
@@ -116,6 +139,14 @@ func (h Hierarchy) v2Parent() (dir, why string) {
 		}
 		if err := enableControllers(dir); err != nil {
 			return "", err.Error()
+		}
+		// The cpu controller is a bonus: a hierarchy may not offer it (a
+		// realtime process in the root refuses it), and the group is made
+		// without a quota then.
+		for _, d := range []string{h.Root, dir} {
+			if !hasController(d, "cpu") {
+				_ = writeFile(filepath.Join(d, "cgroup.subtree_control"), "+cpu")
+			}
 		}
 		return dir, ""
 	}
@@ -162,12 +193,14 @@ func writable(dir string) bool {
 // hasControllers reports whether dir hands the pids and memory controllers
 // down to its children.
 func hasControllers(dir string) bool {
+	return hasController(dir, "pids") && hasController(dir, "memory")
+}
+
+// hasController reports whether dir hands controller c down to its
+// children.
+func hasController(dir, c string) bool {
 	data, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(data))
-	return contains(f, "pids") && contains(f, "memory")
+	return err == nil && contains(strings.Fields(string(data)), c)
 }
 
 func contains(list []string, s string) bool {
@@ -209,6 +242,17 @@ func createV2(parent, name string, l Limits) (*Group, error) {
 			return nil, fmt.Errorf("set %s of cgroup %s: %w", file, dir, err)
 		}
 	}
+	if l.CPUQuota > 0 {
+		file := filepath.Join(dir, "cpu.max")
+		switch err := writeFile(file, fmt.Sprintf("%d %d", l.CPUQuota, l.CPUPeriod)); {
+		case err == nil:
+			g.cpuFile = file
+		case errors.Is(err, os.ErrNotExist):
+			g.cpuWhy = "the cpu controller is not enabled for " + parent + " (cgroup.subtree_control)"
+		default:
+			g.cpuWhy = fmt.Sprintf("set cpu.max of %s: %v", dir, err)
+		}
+	}
 	return g, nil
 }
 
@@ -234,6 +278,9 @@ func (h Hierarchy) createV1(name string, l Limits) (*Group, error) {
 		g.dirs = append(g.dirs, dir)
 	}
 	pids, mem := g.dirs[0], g.dirs[1]
+	if l.CPUQuota > 0 {
+		g.cpuWhy = h.addCPUV1(g, name, l)
+	}
 	if err := writeFile(filepath.Join(pids, "pids.max"), limitValue(l.Pids, "max")); err != nil {
 		_ = g.Remove()
 		return nil, fmt.Errorf("set pids.max of %s: %w", pids, err)
@@ -253,6 +300,39 @@ func (h Hierarchy) createV1(name string, l Limits) (*Group, error) {
 		}
 	}
 	return g, nil
+}
+
+// addCPUV1 adds dirtywork/name in the v1 cpu hierarchy to g with the
+// quota of l, and returns why it could not ("" when it could); the group
+// is whole without it.
+func (h Hierarchy) addCPUV1(g *Group, name string, l Limits) string {
+	// A hierarchy the cpu controller shares with cpuacct is mounted as
+	// cpu,cpuacct, with cpu a link to it.
+	root := filepath.Join(h.Root, "cpu")
+	if _, err := os.Stat(filepath.Join(root, "cpu.cfs_quota_us")); err != nil {
+		return "no v1 cpu hierarchy with CFS bandwidth control at " + root
+	}
+	parent := filepath.Join(root, groupDir)
+	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Sprintf("create %s: %v", parent, err)
+	}
+	dir := filepath.Join(parent, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Sprintf("create cgroup %s: %v", dir, err)
+	}
+	// The period first: the quota is checked against it.
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"cpu.cfs_period_us", l.CPUPeriod}, {"cpu.cfs_quota_us", l.CPUQuota}} {
+		if err := writeFile(filepath.Join(dir, f.name), strconv.FormatInt(f.v, 10)); err != nil {
+			_ = removeDir(dir)
+			return fmt.Sprintf("set %s of %s: %v", f.name, dir, err)
+		}
+	}
+	g.dirs = append(g.dirs, dir)
+	g.cpuFile = filepath.Join(dir, "cpu.cfs_quota_us")
+	return ""
 }
 
 // limitValue is n as a cgroup limit, none for no cap.
@@ -353,7 +433,8 @@ func (h Hierarchy) Sweep(stale func(name string) bool) {
 	var parents []string
 	if h.Privileged {
 		parents = append(parents, filepath.Join(h.Root, groupDir),
-			filepath.Join(h.Root, "pids", groupDir), filepath.Join(h.Root, "memory", groupDir))
+			filepath.Join(h.Root, "pids", groupDir), filepath.Join(h.Root, "memory", groupDir),
+			filepath.Join(h.Root, "cpu", groupDir))
 	} else if dir, _ := h.v2Parent(); dir != "" {
 		parents = append(parents, dir)
 	}

@@ -16,7 +16,7 @@ import (
 // there: Remove kills it first.
 func TestCreateLive(t *testing.T) {
 	h := System()
-	g, err := h.Create("test-"+strconv.Itoa(os.Getpid()), Limits{Pids: 64, Memory: 64 << 20})
+	g, err := h.Create("test-"+strconv.Itoa(os.Getpid()), Limits{Pids: 64, Memory: 64 << 20, CPUQuota: 50000})
 	if !h.Privileged {
 		if err == nil {
 			defer func() { _ = g.Remove() }()
@@ -40,6 +40,25 @@ func TestCreateLive(t *testing.T) {
 	}
 	if got := readFile(t, memFile); got != strconv.Itoa(64<<20) {
 		t.Errorf("%s %q", memFile, got)
+	}
+	// Half a CPU, in the default period, where the cpu controller can be
+	// had; this machine's, if it has none, says why.
+	switch cpuFile, why := g.CPU(); {
+	case cpuFile == "" && why == "":
+		t.Error("no CPU quota and no reason")
+	case cpuFile == "":
+		t.Logf("no CPU quota here: %s", why)
+	case g.Mechanism() == V1:
+		if got := readFile(t, cpuFile); got != "50000" {
+			t.Errorf("%s %q", cpuFile, got)
+		}
+		if got := readFile(t, filepath.Join(filepath.Dir(cpuFile), "cpu.cfs_period_us")); got != "100000" {
+			t.Errorf("cpu.cfs_period_us %q", got)
+		}
+	default:
+		if got := readFile(t, cpuFile); got != "50000 100000" {
+			t.Errorf("%s %q", cpuFile, got)
+		}
 	}
 	cmd := exec.Command("sleep", "60")
 	if err := cmd.Start(); err != nil {

@@ -16,6 +16,17 @@
 //   - Calls newer than this profile (numbers above the highest one
 //     reviewed) get ENOSYS, which programs treat as an old kernel: a
 //     kernel upgrade cannot add an unreviewed call to the jail.
+//   - Setuid and setgid files: every call that takes a mode (chmod,
+//     fchmod, fchmodat, fchmodat2; open, openat and creat when they
+//     create, O_TMPFILE included; mkdir, mkdirat, mknod, mknodat) is
+//     refused when the mode holds S_ISUID or S_ISGID. The worktree and the
+//     worker's git dir are writable binds idmapped to the operator: a
+//     setuid file made there is the operator's on the host (root's, for a
+//     root operator), where the jail's nosuid no longer holds. openat2
+//     keeps its mode in a struct in memory, which a filter cannot read, so
+//     it gets ENOSYS and libc falls back to openat. (File capabilities,
+//     the security.capability attribute, need CAP_SETFCAP, which the
+//     worker never has.)
 //   - Devices: mknod and mknodat of character and block devices (a block
 //     device node for the disk behind a writable mount, then raw writes).
 //     FIFOs, sockets and regular files stay allowed.

@@ -10,14 +10,17 @@ import (
 )
 
 // auditArch is the seccomp_data.arch of the running architecture.
-func auditArch() (uint32, error) {
-	switch runtime.GOARCH {
+func auditArch() (uint32, error) { return auditArchOf(runtime.GOARCH) }
+
+// auditArchOf is the seccomp_data.arch of goarch.
+func auditArchOf(goarch string) (uint32, error) {
+	switch goarch {
 	case "amd64":
 		return unix.AUDIT_ARCH_X86_64, nil
 	case "arm64":
 		return unix.AUDIT_ARCH_AARCH64, nil
 	}
-	return 0, fmt.Errorf("seccomp profile %s has not been reviewed for %s", ProfileName, runtime.GOARCH)
+	return 0, fmt.Errorf("seccomp profile %s has not been reviewed for %s", ProfileName, goarch)
 }
 
 // Offsets in struct seccomp_data: the call's number, its architecture,
@@ -35,12 +38,16 @@ const (
 // x86-64) kills the process; calls above maxReviewed, the x32 ones
 // among them (bit 30), get ENOSYS. Then each rule reloads the call's
 // number, so no condition's argument is ever compared as one.
-func Program() ([]unix.SockFilter, error) {
-	native, err := auditArch()
+func Program() ([]unix.SockFilter, error) { return program(runtime.GOARCH) }
+
+// program assembles the filter for goarch (tests assemble both
+// architectures' on either).
+func program(goarch string) ([]unix.SockFilter, error) {
+	native, err := auditArchOf(goarch)
 	if err != nil {
 		return nil, err
 	}
-	numbers, err := syscallNumbers(runtime.GOARCH)
+	numbers, err := syscallNumbers(goarch)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 
 // ProfileName names this filter in run_start.sandbox. It changes whenever
 // what the filter refuses changes.
-const ProfileName = "dirtywork-jail-1"
+const ProfileName = "dirtywork-jail-2"
 
 // maxReviewed is the highest system call number this profile was reviewed
 // against (rseq_slice_yield on x86-64 and arm64, Linux 6.18); higher ones
@@ -54,6 +54,18 @@ var refusedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX, unix.TIOCSETD}
 // both and in no other file type mknod accepts (S_IFIFO, S_IFSOCK,
 // S_IFREG).
 const deviceBit = 0o020000
+
+// setIDBits are S_ISUID and S_ISGID. A mode holding either is refused
+// wherever a call takes one: the worktree and the worker's git dir are
+// writable binds idmapped to the operator, so a setuid file made there
+// would be the operator's (root's) on the host, where no nosuid holds.
+const setIDBits = 0o6000
+
+// createFlags are the open flags under which open and openat use their
+// mode: O_CREAT, and O_TMPFILE's own bit (__O_TMPFILE: an unnamed file,
+// linked into the tree later with linkat). Both are the generic values,
+// the same on x86-64 and arm64.
+const createFlags = unix.O_CREAT | 0o20000000
 
 // Return values.
 var (
@@ -122,6 +134,7 @@ func rules() []rule {
 		rule{name: "mknod", when: []allOf{bits(1, deviceBit)}, ret: retEPERM},
 		rule{name: "mknodat", when: []allOf{bits(2, deviceBit)}, ret: retEPERM},
 	)
+	rs = append(rs, setIDRules()...)
 	// Raw and packet sockets of the inet families: SOCK_RAW is 3 (bits 0
 	// and 1 of the type), SOCK_PACKET 10 (bit 3, which no valid inet type
 	// has). The type's higher bits carry SOCK_NONBLOCK and SOCK_CLOEXEC.
@@ -149,9 +162,37 @@ func rules() []rule {
 	return rs
 }
 
+// setIDRules refuse every mode argument with S_ISUID or S_ISGID: chmod,
+// fchmod, fchmodat, fchmodat2, creat, open and openat when they create
+// (O_CREAT or O_TMPFILE), mkdir, mkdirat, mknod and mknodat. openat2 keeps
+// its mode in a struct in memory, which a filter cannot read: it gets
+// ENOSYS, and libc and the language runtimes fall back to openat.
+// (Calls an architecture lacks, arm64's chmod, open, creat, mkdir and
+// mknod, are skipped when the program is assembled.)
+func setIDRules() []rule {
+	mode := func(arg int) []allOf { return []allOf{bits(arg, setIDBits)} }
+	creating := func(flags, modeArg int) []allOf {
+		return []allOf{and(bits(flags, createFlags), bits(modeArg, setIDBits))}
+	}
+	return []rule{
+		{name: "chmod", when: mode(1), ret: retEPERM},
+		{name: "fchmod", when: mode(1), ret: retEPERM},
+		{name: "fchmodat", when: mode(2), ret: retEPERM},
+		{name: "fchmodat2", when: mode(2), ret: retEPERM},
+		{name: "creat", when: mode(1), ret: retEPERM},
+		{name: "open", when: creating(1, 2), ret: retEPERM},
+		{name: "openat", when: creating(2, 3), ret: retEPERM},
+		{name: "openat2", ret: retNOSYS},
+		{name: "mkdir", when: mode(1), ret: retEPERM},
+		{name: "mkdirat", when: mode(2), ret: retEPERM},
+		{name: "mknod", when: mode(1), ret: retEPERM},
+		{name: "mknodat", when: mode(2), ret: retEPERM},
+	}
+}
+
 // Describe lists what the profile refuses, for messages and docs.
 func Describe() string {
-	return fmt.Sprintf("%s: refuses device mknod, raw/packet and non-inet/unix/netlink sockets, bpf, perf_event_open, "+
+	return fmt.Sprintf("%s: refuses setuid/setgid modes (chmod, open, mkdir, mknod families; openat2 gets ENOSYS), device mknod, raw/packet and non-inet/unix/netlink sockets, bpf, perf_event_open, "+
 		"userfaultfd, io_uring, keyrings, modules, kexec, every mount call, new namespaces, setns, terminal injection, "+
 		"host clock/hostname/swap/reboot, foreign ABIs and calls above %d", ProfileName, maxReviewed)
 }

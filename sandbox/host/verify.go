@@ -1,0 +1,209 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/toolbox"
+	"github.com/dirtywork/dirtywork/sandbox/workerrepo"
+)
+
+// verifyHome is the verify session's home inside its jail: empty, on the
+// jail's own /tmp.
+const verifyHome = "/tmp/home"
+
+// Verify runs the verify command on the sealed worktree in a jail of its
+// own (see sandbox.VerifyRun):
+//
+//  1. the worker's jail is swept: its init kills whatever the commands
+//     left (one that survives SIGKILL ends the run, sandbox_error);
+//  2. the worktree is sealed (sealTree): what the export would drop or
+//     quarantine, and the ignored files the worker made, are taken out;
+//  3. a new jail runs the command: its own /tmp, an empty home, a git dir
+//     made afresh from the base commit, none of the worker's processes,
+//     config or hooks; the host measures the tree meanwhile;
+//  4. the jail is killed with everything it started, what the command
+//     made is taken out, and what it changed of the sealed tree reported.
+func (w *Workspace) Verify(ctx context.Context, command string, timeout time.Duration) (sandbox.VerifyRun, error) {
+	run := sandbox.VerifyRun{BashResult: sandbox.BashResult{ExitCode: -1, Timeout: timeout}}
+	c, err := w.client(ctx)
+	if err != nil {
+		return run, err
+	}
+	if err := w.settleBudget(ctx, c); err != nil {
+		return run, err
+	}
+	if n, err := c.Sweep(ctx, false); err != nil {
+		return run, w.failed(ctx, "verify", err)
+	} else if n > 0 {
+		w.stopJail()
+		return run, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("%d processes of the worker survived SIGKILL; the jail was stopped", n)}
+	}
+	report, m, err := w.sealTree(ctx)
+	if err != nil {
+		return run, &sandbox.SandboxError{Op: "seal the worktree for verify", Err: err}
+	}
+	run.Sealed = report.Notes()
+	res, err := w.runVerifyJail(ctx, command, timeout)
+	if err != nil {
+		return run, err
+	}
+	run.BashResult = res
+	changes, err := m.Rollback(context.WithoutCancel(ctx), w.worktree)
+	if err != nil {
+		return run, &sandbox.SandboxError{Op: "check the worktree after verify", Err: err}
+	}
+	run.Tree, run.Changed = m.Hash(), changes.Changed
+	// The worker's tool server walks the tree again (the seal took things
+	// out of it); the next command takes the verdict.
+	if _, err := c.Sweep(ctx, true); err != nil {
+		return run, w.failed(ctx, "verify", err)
+	}
+	w.mu.Lock()
+	w.walkPending = true
+	w.mu.Unlock()
+	if v := w.currentViolation(); v != nil {
+		return run, v
+	}
+	return run, nil
+}
+
+// runVerifyJail runs command in a fresh jail on the worktree and ends the
+// jail, and everything in it, afterwards.
+func (w *Workspace) runVerifyJail(ctx context.Context, command string, timeout time.Duration) (sandbox.BashResult, error) {
+	res := sandbox.BashResult{ExitCode: -1, Timeout: timeout}
+	sess, err := w.newVerifySession()
+	if err != nil {
+		return res, &sandbox.SandboxError{Op: "verify", Err: err}
+	}
+	defer sess.remove()
+	proc, err := w.jailer.Start(ctx, w.verifySpec(sess))
+	if err != nil {
+		return res, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("start the verify jail: %w", err)}
+	}
+	defer func() {
+		_ = proc.Kill()
+		_ = proc.Wait()
+	}()
+	tb := toolbox.NewClient(proc.Stdout(), proc.Stdin())
+	defer func() { _ = tb.Close() }()
+	hello, err := tb.Hello(ctx, sandbox.Limits{})
+	if err != nil {
+		return res, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("start the tool server in the verify jail: %w", err)}
+	}
+	if hello.Dumpable {
+		return res, &sandbox.SandboxError{Op: "verify", Err: errors.New("the tool server in the verify jail is dumpable")}
+	}
+	script, err := sess.script(w)
+	if err != nil {
+		return res, &sandbox.SandboxError{Op: "verify", Err: err}
+	}
+	setup, err := tb.Bash(ctx, script, checkoutTimeout)
+	if err != nil || setup.ExitCode != 0 {
+		if err == nil {
+			err = fmt.Errorf("exit %d: %s", setup.ExitCode, truncate(setup.Output+setup.LaunchError, 500))
+		}
+		return res, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("make the verify session's git dir: %w", err)}
+	}
+	w.watch.begin()
+	reply, err := tb.Bash(ctx, command, timeout)
+	w.watch.end()
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		if v := w.currentViolation(); v != nil {
+			return res, v
+		}
+		return res, &sandbox.SandboxError{Op: "verify", Err: err}
+	}
+	if reply.Leftover > 0 {
+		return res, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("%d processes of verify survived SIGKILL", reply.Leftover)}
+	}
+	return reply.BashResult, nil
+}
+
+// verifySession is one verify's git dir, made afresh from the base
+// commit under the worker repository's directory, and the gitfile the
+// jail shows at <worktree>/.git.
+type verifySession struct {
+	dir, gitDir, gitfile, tmp string
+}
+
+func (w *Workspace) newVerifySession() (verifySession, error) {
+	dir, err := os.MkdirTemp(w.private.dir, "verify-")
+	if err != nil {
+		return verifySession{}, fmt.Errorf("make the verify session: %w", err)
+	}
+	s := verifySession{dir: dir, gitDir: filepath.Join(dir, "git"), gitfile: filepath.Join(dir, "gitfile"), tmp: filepath.Join(dir, "tmp")}
+	for _, d := range []string{s.gitDir, s.tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			_ = removeAll(dir)
+			return verifySession{}, fmt.Errorf("make the verify session: %w", err)
+		}
+	}
+	if err := os.WriteFile(s.gitfile, []byte("gitdir: "+s.gitDir+"\n"), 0o444); err != nil {
+		_ = removeAll(dir)
+		return verifySession{}, fmt.Errorf("make the verify session: %w", err)
+	}
+	return s, nil
+}
+
+func (s verifySession) remove() { _ = removeAll(s.dir) }
+
+// script makes the session's git dir (the base commit, its index the base
+// tree's, the work tree kept) and its home.
+func (s verifySession) script(w *Workspace) (string, error) {
+	r := workerrepo.Repo{
+		GitDir: s.gitDir, WorkTree: w.worktree, BaseObjects: w.private.objects,
+		Branch: strings.TrimPrefix(w.cfg.Branch, "refs/heads/"), Base: w.startCommit,
+	}
+	if !w.cfg.WithHistory {
+		r.Shallow = w.private.shallow
+	}
+	script, err := workerrepo.Script(r, false)
+	if err != nil {
+		return "", err
+	}
+	return "mkdir -p " + verifyHome + " && (\n" + script + ") >/dev/null", nil
+}
+
+// verifySpec is the verify jail: the worker's, with the session's git dir
+// in place of the worker's repository and an empty home.
+func (w *Workspace) verifySpec(s verifySession) jailSpec {
+	spec := w.spec
+	spec.Env = make([]string, 0, len(w.spec.Env)+1)
+	for _, kv := range w.spec.Env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "HOME", "GIT_DIR", "TMPDIR":
+		default:
+			spec.Env = append(spec.Env, kv)
+		}
+	}
+	if _, plain := w.jailer.(childJailer); plain {
+		// No jail: no /tmp of its own, no gitfile over .git.
+		spec.Env = append(spec.Env, "HOME="+s.tmp, "TMPDIR="+s.tmp, "GIT_DIR="+s.gitDir)
+	} else {
+		spec.Env = append(spec.Env, "HOME="+verifyHome, "TMPDIR=/tmp")
+	}
+	// The worker's git dir, and the gitfile that leads to it, give way to
+	// the session's; everything else (the binary, the base objects, the
+	// egress proxy's socket) is bound as for the worker.
+	spec.Binds = make([]bind, 0, len(w.spec.Binds))
+	for _, b := range w.spec.Binds {
+		switch {
+		case b.Path == w.private.gitDir:
+			b.Path = s.gitDir
+		case b.Over == w.private.gitfile:
+			b.Over = s.gitfile
+		}
+		spec.Binds = append(spec.Binds, b)
+	}
+	return spec
+}
