@@ -30,22 +30,26 @@ func RepoLabel(repoRoot string) string { return repoLabel(repoRoot) }
 // RunObjectNames are the names of the containers and volumes a docker run
 // with slug creates: the worker dw-<slug>, the setup container
 // dw-<slug>-setup, the export container dw-<slug>-export, the measurer
-// dw-<slug>-measure and the reap marker dw-<slug>-reap; the volumes
-// dw-<slug>-work and dw-<slug>-tools.
+// dw-<slug>-measure, the egress proxy dw-<slug>-egress and the reap marker
+// dw-<slug>-reap; the volumes dw-<slug>-work and dw-<slug>-tools.
 func RunObjectNames(slug string) (containers, volumes []string, err error) {
 	n, err := namesFor(slug)
 	if err != nil {
 		return nil, nil, err
 	}
-	return []string{n.Container, n.Setup, n.Container + "-export", n.Measurer, n.Container + "-reap"}, []string{n.WorkVolume, n.ToolsVolume}, nil
+	return []string{n.Container, n.Setup, n.Container + "-export", n.Measurer, n.Egress, n.Container + "-reap"}, []string{n.WorkVolume, n.ToolsVolume}, nil
 }
 
 // Labelled is a container or volume carrying the dirtywork.run label.
 type Labelled struct {
 	Name string
 	// State is a container's state (running, exited, …); "" for a volume.
-	State  string
-	Labels map[string]string
+	State string
+	// ReapDone is set for a reap marker (LabelReap) that did its work: it
+	// exited, and with 0. One that exited otherwise left something in the
+	// volume it empties and must run again (StartLabelledContainer).
+	ReapDone bool
+	Labels   map[string]string
 }
 
 // Run is the slug the object is labelled with.
@@ -68,6 +72,15 @@ func (c *Client) ListLabelled(ctx context.Context) (containers, volumes []Labell
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	// The list does not say how a container exited: an exited reap marker
+	// (there are few; each is removed once done) is asked.
+	for i, ct := range containers {
+		if _, ok := ct.Labels[LabelReap]; ok && ct.State == "exited" {
+			if containers[i].ReapDone, err = c.markerDone(ctx, ct.Name); err != nil && !errors.Is(err, ErrNotFound) {
+				return nil, nil, err
+			}
+		}
 	}
 	err = query(ctx, "list dirtywork volumes", func(ctx context.Context) error {
 		resp, err := c.api.VolumeList(ctx, volume.ListOptions{Filters: f})
@@ -146,6 +159,24 @@ func (c *Client) RemoveLabelledVolume(ctx context.Context, name string, want map
 		return fmt.Errorf("%w: volume %s", ErrLabelMismatch, name)
 	}
 	return c.removeVolume(ctx, name)
+}
+
+// StartLabelledContainer starts the named container (a reap marker to run
+// again) only if it carries the labels want. A mismatch is
+// ErrLabelMismatch and nothing is started.
+func (c *Client) StartLabelledContainer(ctx context.Context, name string, want map[string]string) error {
+	info, err := c.inspectContainer(ctx, name)
+	if err != nil {
+		return err
+	}
+	var labels map[string]string
+	if info.Config != nil {
+		labels = info.Config.Labels
+	}
+	if !labelsMatch(labels, want) {
+		return fmt.Errorf("%w: container %s", ErrLabelMismatch, name)
+	}
+	return c.start(ctx, info.ID)
 }
 
 // ErrLabelMismatch: an object is not labelled as the one to act on.

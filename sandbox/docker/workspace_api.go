@@ -1,6 +1,11 @@
 package docker
 
-import "github.com/dirtywork/dirtywork/sandbox"
+import (
+	"time"
+
+	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/egress"
+)
 
 // WorkspaceConfig describes the container a docker-sandbox run works in.
 // The engine fills it from the run's Spec and lane.
@@ -20,10 +25,15 @@ type WorkspaceConfig struct {
 	// RunDir receives diff.patch.
 	RunDir string
 
-	Image        string
+	Image string
+	// AllowNetwork gives the worker the network through the egress proxy
+	// (see ws_egress.go).
 	AllowNetwork bool
-	Memory       string // e.g. "4g"
-	CPUs         float64
+	// Allow is what the egress proxy lets through, for AllowNetwork and
+	// Setup.
+	Allow  egress.Allowlist
+	Memory string // e.g. "4g"
+	CPUs   float64
 	// PidsLimit caps the container's processes and threads (--pids-limit);
 	// 0 is the default, 512.
 	PidsLimit  int
@@ -49,6 +59,11 @@ type WorkspaceConfig struct {
 	Resume bool
 
 	Limits sandbox.Limits
+	// MeasuredSize keeps Limits a measurement (the tool server's walks
+	// and the measuring sidecar) even where the kernel could hold them
+	// (see volstore.go); DIRTYWORK_SIZE_LIMIT=measured does it for every
+	// run.
+	MeasuredSize bool
 
 	// Toolbox gives the tool server to deliver into the container, for
 	// the image's architecture: preflight and Open ask it once the image
@@ -58,6 +73,9 @@ type WorkspaceConfig struct {
 	// OnReset is called when the sandbox is reset mid-run, with the reason
 	// (the engine writes a sandbox_reset event). May be nil.
 	OnReset func(reason string)
+	// OnBaseline is given the seal's baseline once the tool server marked
+	// it (after the checkout and the setup). May be nil.
+	OnBaseline func(since time.Time)
 	// OnSetup is called once the --setup command finished. May be nil.
 	OnSetup func(command string, exitCode *int, output string, seconds float64)
 	// Trace, when set, is told as each phase of opening, finalizing and

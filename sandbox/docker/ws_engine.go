@@ -36,15 +36,31 @@ func (c *Client) volumeLabels(ctx context.Context, name string) (map[string]stri
 	return labels, err
 }
 
-// removeVolume removes the named volume; one already gone is removed.
+// createVolumeOn creates the named work volume with labels on the file
+// system of store (see volstore.go): the local driver binds the file
+// system's tree directory, mounted by this process, wherever a container
+// uses the volume.
+func (c *Client) createVolumeOn(ctx context.Context, name string, labels map[string]string, store *volumeStore) error {
+	return call(ctx, "create volume "+name, LifecycleTimeout, func(ctx context.Context) error {
+		_, err := c.api.VolumeCreate(ctx, volume.CreateOptions{
+			Name: name, Driver: "local", Labels: labels,
+			DriverOpts: map[string]string{"type": "none", "o": "bind", "device": storeTree(store.mount)},
+		})
+		return err
+	})
+}
+
+// removeVolume removes the named volume; one already gone is removed. A
+// work volume whose size the kernel held goes with its file system: its
+// loop device is detached and its image deleted (ReleaseVolumeStore).
 func (c *Client) removeVolume(ctx context.Context, name string) error {
 	err := call(ctx, "remove volume "+name, LifecycleTimeout, func(ctx context.Context) error {
 		return c.api.VolumeRemove(ctx, name, true)
 	})
-	if errors.Is(err, ErrNotFound) {
-		return nil
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return err
 	}
-	return err
+	return releaseVolumeStore(name)
 }
 
 // createContainer creates a container named name from spec and returns

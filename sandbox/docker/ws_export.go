@@ -15,12 +15,16 @@ var errExtractStopped = errors.New("extraction stopped reading")
 // (members named work/...) to w with the names relative to the tree, as
 // export.Extract wants them: the root's own member is left out, and so is
 // everything at or under a component named .git in any case, whose paths
-// (one per such component) are appended to dropped. Everything else,
-// whatever its type, passes on for Extract to judge.
+// (one per such component) are appended to dropped. A hard link to a
+// member left out shares its file, so it is left out too, and its own
+// path appended to dropped: the daemon names a file's first path in the
+// archive, which may well lie under .git. Everything else, whatever its
+// type, passes on for Extract to judge.
 func rebaseArchive(r io.Reader, w io.Writer, dropped *[]string) error {
 	tr := tar.NewReader(r)
 	tw := tar.NewWriter(w)
 	seen := map[string]bool{}
+	droppedLinks := map[string]bool{}
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -40,10 +44,16 @@ func rebaseArchive(r io.Reader, w io.Writer, dropped *[]string) error {
 			}
 			continue
 		}
-		hdr.Name = name
 		if hdr.Typeflag == tar.TypeLink {
-			hdr.Linkname, _ = rebaseName(hdr.Linkname)
+			target, _ := rebaseName(hdr.Linkname)
+			if gitComponent(target) != "" || droppedLinks[target] {
+				droppedLinks[name] = true
+				*dropped = append(*dropped, name)
+				continue
+			}
+			hdr.Linkname = target
 		}
+		hdr.Name = name
 		// The writer picks the format the new name needs; stale path
 		// records would be ignored, but drop them for clarity.
 		hdr.Format = tar.FormatUnknown

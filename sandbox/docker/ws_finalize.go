@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/sandbox/pause"
+	"github.com/dirtywork/dirtywork/sandbox/seal"
 )
 
 // Caps of the export when the config gives none (S-1's defaults): an
@@ -62,17 +64,34 @@ func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) 
 		if m, err := s.tb.Budget(ctx); err == nil {
 			w.longPaths = m.LongPaths // the last walk's: no walk more
 		}
+		// The tree is sealed before it is taken: what the export would
+		// drop, and the worker's ignored files, go first, and the hash
+		// names what the export takes. A seal that fails leaves the hash
+		// empty (so no verify can claim the tree) and the export goes on:
+		// the work is never lost for it.
+		if reply, err := w.sealWith(ctx, s); err == nil {
+			fin.TreeHash = reply.Hash
+		} else {
+			w.cfg.trace("seal failed: " + err.Error())
+		}
 	}
 	if w.wd != nil {
 		w.wd.stop()
 	}
 	w.stopContainer()
+	w.stopEgress()
+	fin.Egress = w.egressSummary()
 	w.cfg.trace("stopped")
 	if v := w.currentViolation(); v != nil {
 		reason, kind := v.Reason, v.Kind
 		fin.WatchdogViolation, fin.WatchdogViolationKind = &reason, &kind
 	}
-	if err := w.exportWithStatus(ctx, &fin); err != nil || fin.ExportStatus != "ok" {
+	err := w.exportWithStatus(ctx, &fin)
+	w.mu.Lock()
+	sealed := w.sealed
+	w.mu.Unlock()
+	seal.Evidence(&fin, sealed)
+	if err != nil || fin.ExportStatus != "ok" {
 		return fin, err
 	}
 	w.mu.Lock()
@@ -184,11 +203,14 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 	case ex.err != nil:
 		return ex.err.Error(), nil
 	}
+	if err := dropEscapingLinks(w.cfg.Worktree, ex.sum.EscapingSymlinks, base); err != nil {
+		return "take links out of the tree out of the worktree: " + err.Error(), nil
+	}
 	var paths []string // nil: the whole tree
 	if synced {
 		paths = ex.synced.Changed
 	}
-	moved, reason := w.quarantine(ex.sum.Repositories, base, paths, synced)
+	moved, reason := w.quarantine(ex.sum, base, paths, synced)
 	if reason != "" {
 		return reason, nil
 	}
@@ -294,10 +316,13 @@ func (w *Workspace) diff(ctx context.Context, fin *sandbox.Finalization, base []
 }
 
 // quarantine moves the tree's repositories out of the lane into the run
-// dir; reason is why it could not. When the lane was synced from the
-// base, a repository the base itself holds and the worker left as it was
-// (no changed path at or under it) stays: it is the operator's own.
-func (w *Workspace) quarantine(repos []string, base []export.BaseFile, changed []string, synced bool) ([]string, string) {
+// dir, and with them every hard link elsewhere in the tree to a file of
+// theirs (it shares their fate); reason is why it could not. When the
+// lane was synced from the base, a repository the base itself holds and
+// the worker left as it was (no changed path at or under it) stays: it is
+// the operator's own.
+func (w *Workspace) quarantine(sum export.Summary, base []export.BaseFile, changed []string, synced bool) ([]string, string) {
+	repos := sum.Repositories
 	if synced {
 		repos = slices.DeleteFunc(slices.Clone(repos), func(dir string) bool {
 			return !slices.ContainsFunc(changed, func(p string) bool { return p == dir || strings.HasPrefix(p, dir+"/") })
@@ -308,12 +333,56 @@ func (w *Workspace) quarantine(repos []string, base []export.BaseFile, changed [
 	if err != nil {
 		return nil, err.Error()
 	}
+	links, err := export.QuarantineEntries(w.cfg.Worktree, sum.LinksInto(moved), dest)
+	moved = append(moved, links...)
+	if err != nil {
+		return moved, err.Error()
+	}
 	// What is moved keeps its config: no git run in the quarantine may
 	// find it a repository.
 	if err := export.Disarm(dest, moved); err != nil {
 		return moved, err.Error()
 	}
 	return moved, ""
+}
+
+// dropEscapingLinks takes out of the lane at laneDir each of names (the
+// export's escaping links: their targets lead out of the tree, through
+// other links too) but a link the base holds as it is: no lane holds a
+// live link out of the repository that it did not have (host git and
+// editors follow links; one into a volume's data dir on the host ran the
+// worker's fsmonitor). They stay listed in escaping_symlinks. The
+// extraction never writes beneath a link, so no name's parent is one.
+func dropEscapingLinks(laneDir string, names []string, base []export.BaseFile) error {
+	if len(names) == 0 {
+		return nil
+	}
+	baseLinks := map[string]string{}
+	for _, f := range base {
+		if f.Mode == export.ModeSymlink {
+			baseLinks[f.Path] = string(f.Blob)
+		}
+	}
+	root, err := os.OpenRoot(laneDir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = root.Close() }() // a directory opened for reading
+	for _, n := range names {
+		fi, err := root.Lstat(n)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if target, err := root.Readlink(n); err == nil {
+			if was, ok := baseLinks[n]; ok && was == target {
+				continue
+			}
+		}
+		if err := root.Remove(n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // basePathsUnder are base's paths at or under any of dirs: after those

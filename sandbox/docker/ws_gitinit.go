@@ -22,7 +22,12 @@ const (
 // the base objects in the tools volume. A reset runs it without populate:
 // /work survived, only the git dir is new.
 func gitInitScript(branch, base string, shallow, populate bool) (string, error) {
-	r := workerrepo.Repo{GitDir: gitDir, WorkTree: workDir, BaseObjects: baseObjects, Branch: branch, Base: base}
+	return gitInitScriptAt(gitDir, branch, base, shallow, populate)
+}
+
+// gitInitScriptAt is gitInitScript for a git dir elsewhere: verify's own.
+func gitInitScriptAt(dir, branch, base string, shallow, populate bool) (string, error) {
+	r := workerrepo.Repo{GitDir: dir, WorkTree: workDir, BaseObjects: baseObjects, Branch: branch, Base: base}
 	if shallow {
 		r.Shallow = shallowPath
 	}

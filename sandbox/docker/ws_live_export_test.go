@@ -3,6 +3,7 @@
 package docker
 
 import (
+	"archive/tar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,8 +79,13 @@ func TestLiveExportDecisions(t *testing.T) {
 				if _, err := os.Lstat(filepath.Join(lane, "docs")); !os.IsNotExist(err) {
 					t.Fatalf("docs is in the lane: %v", err)
 				}
-				if _, err := os.Stat(filepath.Join(runDir, QuarantineDir, "docs", "config")); err != nil {
-					t.Errorf("quarantined copy: %v", err)
+				// Taken out before verify could see it, kept as the archive
+				// the daemon handed out: nothing in it can run.
+				if idx := readFile(t, filepath.Join(runDir, QuarantineDir, "index.json")); !strings.Contains(idx, `"path": "docs"`) {
+					t.Errorf("quarantine index %s", idx)
+				}
+				if members := tarNames(t, filepath.Join(runDir, QuarantineDir, "repository-1.tar")); !slices.Contains(members, "docs/config") {
+					t.Errorf("quarantined archive holds %q", members)
 				}
 				if b, err := os.ReadFile(filepath.Join(lane, "notes.txt")); err != nil || string(b) != "notes\n" {
 					t.Errorf("notes.txt %q, %v", b, err)
@@ -129,11 +135,15 @@ func TestLiveExportDecisions(t *testing.T) {
 			files:   map[string]string{"src/a.go": "package a\n", "README": "r\n"},
 			command: "rm -rf src && ln -s /root src && ln -s c b && ln -s /etc c",
 			check: func(t *testing.T, fin sandbox.Finalization, lane, runDir string) {
-				if want := []string{"b", "c", "src"}; !slices.Equal(sorted(fin.EscapingSymlinks), want) {
+				// The worker's links out of the tree are taken out and
+				// listed (b, which led out through c, now leads nowhere).
+				if want := []string{"c", "src"}; !slices.Equal(sorted(fin.EscapingSymlinks), want) {
 					t.Errorf("escaping_symlinks %q, want %q", fin.EscapingSymlinks, want)
 				}
-				if target, err := os.Readlink(filepath.Join(lane, "src")); err != nil || target != "/root" {
-					t.Errorf("src -> %q, %v", target, err)
+				for _, n := range []string{"src", "c"} {
+					if _, err := os.Lstat(filepath.Join(lane, n)); !os.IsNotExist(err) {
+						t.Errorf("%s is in the lane: %v", n, err)
+					}
 				}
 			},
 		},
@@ -154,6 +164,43 @@ func TestLiveExportDecisions(t *testing.T) {
 					if _, err := os.Lstat(filepath.Join(lane, n)); !os.IsNotExist(err) {
 						t.Errorf("%s in the lane: %v", n, err)
 					}
+				}
+			},
+		},
+		{
+			// Second names of members the export leaves out get their
+			// fate, listed as they are; nothing fails the export.
+			name: "hard links to dropped and skipped members",
+			command: `mkdir -p .git sub/.GIT && echo x > .git/f && ln .git/f zz && echo y > sub/.GIT/g && ln sub/.GIT/g sub/zz &&
+				mkfifo pipe && ln pipe pipe2 &&
+				mkdir -p repo/objects repo/refs && echo 'ref: refs/heads/main' > repo/HEAD &&
+				printf '[core]\n\tfsmonitor = false\n' > repo/config && ln repo/config zconfig && ln zconfig zconfig2 &&
+				echo kept > kept.txt && ln kept.txt kept2.txt`,
+			check: func(t *testing.T, fin sandbox.Finalization, lane, runDir string) {
+				want := []string{".git", "repo", "sub/.GIT", "sub/zz", "zconfig", "zconfig2", "zz"}
+				if got := sorted(fin.DroppedGitEntries); !slices.Equal(got, want) {
+					t.Errorf("dropped_git_entries %q, want %q", got, want)
+				}
+				if got := sorted(fin.SkippedSpecialEntries); !slices.Equal(got, []string{"pipe", "pipe2"}) {
+					t.Errorf("skipped_special_entries %q", got)
+				}
+				for _, n := range []string{"sub/.GIT", "zz", "sub/zz", "pipe", "pipe2", "repo", "zconfig", "zconfig2"} {
+					if _, err := os.Lstat(filepath.Join(lane, n)); !os.IsNotExist(err) {
+						t.Errorf("%s in the lane: %v", n, err)
+					}
+				}
+				// Taken out with the repository before verify, kept as the
+				// archive the daemon handed out.
+				if idx := readFile(t, filepath.Join(runDir, QuarantineDir, "index.json")); !strings.Contains(idx, `"path": "zconfig"`) {
+					t.Errorf("zconfig is not in the quarantine: %s", idx)
+				}
+				for _, n := range []string{"kept.txt", "kept2.txt", "a.txt"} {
+					if _, err := os.Stat(filepath.Join(lane, n)); err != nil {
+						t.Errorf("%s: %v", n, err)
+					}
+				}
+				if want := []string{"kept.txt", "kept2.txt"}; !slices.Equal(fin.FilesChanged, want) {
+					t.Errorf("files_changed %q, want %q", fin.FilesChanged, want)
 				}
 			},
 		},
@@ -210,4 +257,33 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// readFile is the file's content, "" when it cannot be read.
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	return string(data)
+}
+
+// tarNames are the member names of the archive at p.
+func tarNames(t *testing.T, p string) []string {
+	t.Helper()
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	var names []string
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return names
+		}
+		names = append(names, strings.TrimSuffix(h.Name, "/"))
+	}
 }

@@ -5,6 +5,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,9 @@ func TestLiveOutsideMeasurementStopsAFastFill(t *testing.T) {
 	r := newLiveRepo(t, slug, map[string]string{"a.txt": "a\n"})
 	cfg := liveConfig(slug, r)
 	cfg.Limits = sandbox.Limits{MaxBytes: 50 << 20, MaxEntries: 5000}
+	cfg.MeasuredSize = true
 	w := openLive(t, cfg)
+	assertMeasurerHasNoCapability(t, w)
 	start := time.Now()
 	// 10 MB every 50 ms: 4 GB if nothing stops it, in about 20 s.
 	res, err := w.Bash(t.Context(), `for i in $(seq 400); do head -c 10M /dev/zero > f$i; sleep 0.05; done`, 120*time.Second)
@@ -58,6 +61,7 @@ func TestLiveOutsideMeasurementCountsEntries(t *testing.T) {
 	r := newLiveRepo(t, slug, map[string]string{"a.txt": "a\n"})
 	cfg := liveConfig(slug, r)
 	cfg.Limits = sandbox.Limits{MaxBytes: 64 << 20, MaxEntries: 300}
+	cfg.MeasuredSize = true
 	w := openLive(t, cfg)
 	if got := bash(t, w, `n=$(printf 'd%.0s' $(seq 200)); for i in $(seq 25); do mkdir "$n" && cd "$n" || exit 1; done; sleep 3; echo ok`); got != "ok" {
 		t.Fatalf("a deep tree: %q", got)
@@ -79,7 +83,9 @@ func TestLiveOutsideMeasurementTimingOutIsAViolation(t *testing.T) {
 	outsideTimeout = time.Second
 	slug := newSlug(t)
 	r := newLiveRepo(t, slug, map[string]string{"a.txt": "a\n"})
-	w := openLive(t, liveConfig(slug, r))
+	cfg := liveConfig(slug, r)
+	cfg.MeasuredSize = true
+	w := openLive(t, cfg)
 	bash(t, w, "true") // the measurer is up
 	m := w.currentMeasurer()
 	if m == nil {
@@ -147,6 +153,7 @@ func TestLiveDetachedRemovalIsReaped(t *testing.T) {
 	r := newLiveRepo(t, slug, map[string]string{"a.txt": "a\n"})
 	cfg := liveConfig(slug, r)
 	cfg.DetachRemoval = true
+	cfg.MeasuredSize = true // a volume with a file system of its own needs no marker
 	w, err := Open(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +185,9 @@ func TestLiveDetachedRemovalIsReaped(t *testing.T) {
 		_, errW := cl.volumeLabels(t.Context(), w.names.WorkVolume)
 		_, errT := cl.volumeLabels(t.Context(), w.names.ToolsVolume)
 		_, errM := cl.inspectContainer(t.Context(), w.names.Container+"-reap")
-		if errors.Is(errW, ErrNotFound) && errors.Is(errT, ErrNotFound) && errors.Is(errM, ErrNotFound) {
+		// A marker that never ran is started, and removed once it has.
+		_, errF := cl.inspectContainer(t.Context(), forged)
+		if errors.Is(errW, ErrNotFound) && errors.Is(errT, ErrNotFound) && errors.Is(errM, ErrNotFound) && errors.Is(errF, ErrNotFound) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -190,4 +199,34 @@ func TestLiveDetachedRemovalIsReaped(t *testing.T) {
 		t.Errorf("a forged marker removed another run's volume: %v", err)
 	}
 	assertGone(t, cl, cfg, false)
+}
+
+// assertMeasurerHasNoCapability reads the measurer's process from the
+// host: the worker's uid, no capability in any set.
+func assertMeasurerHasNoCapability(t *testing.T, w *Workspace) {
+	t.Helper()
+	if err := w.waitReady(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	m := w.currentMeasurer()
+	if m == nil {
+		t.Fatal("no measurer")
+	}
+	info, err := w.cl.inspectContainer(t.Context(), m.id)
+	if err != nil || info.State == nil || info.State.Pid == 0 {
+		t.Fatalf("inspect the measurer: %+v, %v", info.State, err)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", info.State.Pid))
+	if err != nil {
+		t.Skipf("the measurer's process is not visible here: %v", err)
+	}
+	for line := range strings.SplitSeq(string(status), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && strings.HasPrefix(f[0], "Cap") && strings.Trim(f[1], "0") != "":
+			t.Errorf("measurer: %s", line)
+		case len(f) >= 3 && (f[0] == "Uid:" || f[0] == "Gid:") && (f[1] != "1000" || f[2] != "1000"):
+			t.Errorf("measurer: %s", line)
+		}
+	}
 }

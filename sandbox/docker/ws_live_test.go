@@ -29,7 +29,16 @@ const liveImage = "dirtywork-worker:dev"
 // toolboxBinary is the dirtywork binary TestMain builds for the containers.
 var toolboxBinary string
 
+// childToolboxEnv hands a test binary this one starts (a child that is
+// killed, TestTetherChild) the toolbox this one built: the child builds
+// nothing, keeps this one's DIRTYWORK_HOME, and leaves nothing to remove.
+const childToolboxEnv = "DW_TEST_TOOLBOX"
+
 func TestMain(m *testing.M) {
+	if bin := os.Getenv(childToolboxEnv); bin != "" {
+		toolboxBinary = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "dw-toolbox-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -43,9 +52,34 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build the toolbox binary:", err)
 		os.Exit(1)
 	}
+	// Volume images go to a home of the tests' own, checked when they
+	// are done: nothing may be left attached or on disk.
+	home := filepath.Join(dir, "home")
+	for k, v := range map[string]string{"DIRTYWORK_HOME": home, childToolboxEnv: toolboxBinary} {
+		if err := os.Setenv(k, v); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
+	if left := leftStores(); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "volume stores left after the tests: %+v\n", left)
+		for _, s := range left {
+			_ = releaseStore(s.Image)
+		}
+		code = 1
+	}
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// leftStores are the volume images and loop devices of the tests' home.
+func leftStores() []VolumeStore {
+	left, err := ListVolumeStores()
+	if err != nil {
+		return []VolumeStore{{Volume: err.Error()}}
+	}
+	return left
 }
 
 // liveRepo is a host repository with one lane, as the engine makes them.
@@ -242,6 +276,15 @@ func assertGone(t testing.TB, cl *Client, cfg WorkspaceConfig, keepWork bool) {
 				t.Errorf("volume %s left after Close", v)
 			}
 			_ = cl.removeVolume(ctx, v)
+		}
+	}
+	// The work volume's file system goes with it, whatever happened.
+	for _, s := range leftStores() {
+		if s.Volume == names.WorkVolume {
+			if !keepWork {
+				t.Errorf("the work volume's file system is left: %+v", s)
+			}
+			_ = releaseStore(s.Image)
 		}
 	}
 }

@@ -33,16 +33,26 @@ const (
 )
 
 // measurerSpec is the container that measures the work volume from
-// outside the worker's reach, every second while a command runs: the
-// same tool server binary (from the tools volume) in -measure-only mode,
-// which answers nothing but hello and measure, walking the tree by
-// directory descriptor (so no path is too long for it) and counting bytes
-// and entries as the budget does. The volume is mounted read-only, there
-// is no network, the root file system is read-only, and the only
-// capability is CAP_DAC_READ_SEARCH, as uid 0, so a directory the worker
-// made unreadable is measured too. It runs in a container of its own: no
-// process of the worker's shares its PID namespace or can reach its
-// stream, and its key is not the worker server's.
+// outside the worker's reach, every second while a command runs, when
+// the kernel does not hold the volume's size (see volumeStore): the same
+// tool server binary (from the tools volume) in -measure-only mode, which
+// answers nothing but hello and measure, walking the tree by directory
+// descriptor (so no path is too long for it) and counting bytes and
+// entries as the budget does. The volume is mounted read-only, there is no
+// network, the root file system is read-only, and it has no capability at
+// all: it runs as the worker's uid, so it reads what the worker can read
+// and nothing more, and a worker that found a way in would gain nothing.
+// It runs in a container of its own: no process of the worker's shares
+// its PID namespace or can reach its stream, and its key is not the
+// worker server's.
+//
+// What it cannot see is what the worker made unreadable to itself (a
+// chmod 000 directory): such a directory is counted, as an entry with its
+// own blocks, and what it holds is not, as in the tool server's own walk.
+// The caps still hold for it where it matters: the export reads the tree
+// as the daemon, everything included, and refuses an archive past either
+// cap before anything past it reaches the lane; and the host's free-space
+// floor (--min-free-mb) stops the run before the daemon's disk fills.
 //
 // The alternative, measuring the volume's mountpoint from this process,
 // works only for a daemon on this machine whose volume directory this
@@ -54,7 +64,7 @@ func measurerSpec(n objectNames, imageID string, labels map[string]string) conta
 	pids := int64(measurerPids)
 	cfg := &container.Config{
 		Image:        imageID,
-		User:         "0:0",
+		User:         userSpec(),
 		Env:          []string{"PATH=" + pathEnvValue, "LANG=C.UTF-8"},
 		Entrypoint:   []string{toolboxPath},
 		Cmd:          []string{"toolbox", "-root", workDir, "-measure-only"},
@@ -69,7 +79,6 @@ func measurerSpec(n objectNames, imageID string, labels map[string]string) conta
 		NetworkMode:    "none",
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
-		CapAdd:         []string{"DAC_READ_SEARCH"},
 		SecurityOpt:    []string{"no-new-privileges"},
 		Init:           &noInit,
 		Resources: container.Resources{
@@ -107,17 +116,19 @@ func (w *Workspace) startMeasurer(ctx context.Context) (_ *session, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the measurer %s: %w%s", w.names.Measurer, err, s.log.suffix())
 	}
-	if info.PID != 1 || info.UID != 0 || info.Dumpable {
-		return nil, fmt.Errorf("measurer %s runs as uid %d pid %d (dumpable %v), want uid 0, pid 1, not dumpable",
-			w.names.Measurer, info.UID, info.PID, info.Dumpable)
+	if info.PID != 1 || info.UID != workerUID || info.Dumpable {
+		return nil, fmt.Errorf("measurer %s runs as uid %d pid %d (dumpable %v), want uid %d, pid 1, not dumpable",
+			w.names.Measurer, info.UID, info.PID, info.Dumpable, workerUID)
 	}
 	return s, nil
 }
 
-// startOutside starts the measurer, when the run has a cap to hold, and
+// startOutside starts the measurer, when the run has a cap to hold and
+// the kernel does not hold it (with a file system of its own, the
+// watchdog reads the volume's counts from the kernel: checkStore), and
 // records it for the watchdog. A workspace closed meanwhile discards it.
 func (w *Workspace) startOutside(ctx context.Context) error {
-	if w.cfg.Limits.MaxBytes <= 0 && w.cfg.Limits.MaxEntries <= 0 {
+	if (w.cfg.Limits.MaxBytes <= 0 && w.cfg.Limits.MaxEntries <= 0) || w.store != nil {
 		return nil
 	}
 	m, err := w.startMeasurer(ctx)
@@ -215,4 +226,29 @@ func (d *watchdog) outsideCheck(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// checkStore reads what the work volume's file system holds, by the
+// kernel's own counts, and stops the run once the tree is past a cap: a
+// full file system is one (it holds a little more than the byte cap, and
+// one entry more than the entry cap). Nothing is read while the volume is
+// not mounted where this process can see it; the file system still holds
+// the caps then, and the tool server's walk after each command judges.
+func (d *watchdog) checkStore() {
+	s, l := d.w.store, d.w.cfg.Limits
+	bytes, entries, ok := s.usage()
+	if !ok {
+		return
+	}
+	var breach string
+	switch {
+	case l.MaxBytes > 0 && bytes > l.MaxBytes:
+		breach = fmt.Sprintf("worktree exceeds %d MB", l.MaxBytes>>20)
+	case l.MaxEntries > 0 && entries > l.MaxEntries:
+		breach = fmt.Sprintf("worktree exceeds %d entries", l.MaxEntries)
+	default:
+		return
+	}
+	d.w.recordViolation(fmt.Sprintf("%s (the work volume's file system holds %.1f MB, %d entries)",
+		breach, float64(bytes)/(1<<20), entries), kindBudget)
 }

@@ -59,6 +59,7 @@ type objectNames struct {
 	ToolsVolume string // dw-<slug>-tools: the tool server and base objects
 	Setup       string // dw-<slug>-setup: the --setup container
 	Measurer    string // dw-<slug>-measure: measures the tree from outside
+	Egress      string // dw-<slug>-egress: the egress proxy (runs with network)
 }
 
 // namesFor returns the names of slug's objects.
@@ -73,6 +74,7 @@ func namesFor(slug string) (objectNames, error) {
 		ToolsVolume: base + "-tools",
 		Setup:       base + "-setup",
 		Measurer:    base + "-measure",
+		Egress:      base + "-egress",
 	}, nil
 }
 

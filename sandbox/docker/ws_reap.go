@@ -19,15 +19,22 @@ import (
 // empties the work volume itself (it mounts it, deletes what it holds and
 // exits, nothing followed), so that the removal whoever finds the marker
 // makes (the next run, `runs` reconcile) costs nothing: remove the marker
-// once it has exited, then the named volumes that carry the marker's
-// dirtywork.run label (ReapMarked).
+// once it has exited 0, then the named volumes that carry the marker's
+// dirtywork.run label (ReapMarked). A marker that exited otherwise left
+// something in the volume: it is started again, by whoever finds it,
+// until it empties the volume.
 
 // reapTimeout bounds a run's removal of what finished runs left.
 const reapTimeout = 2 * time.Minute
 
-// emptyScript empties /work: whatever the worker made unreadable is opened
-// up first (as its owner), and nothing is followed.
-const emptyScript = `chmod -R u+rwX /work 2>/dev/null; rm -rf /work/* /work/.[!.]* /work/..?* 2>/dev/null; exit 0`
+// emptyScript empties /work and fails unless it is empty afterwards.
+// Whatever the worker made unreadable is opened up first (as its owner:
+// chmod -R changes a directory before it reads it, and never follows a
+// link it meets); find deletes depth first by directory descriptor, so no
+// name is too long and no argument list too long, and follows nothing.
+// What is left (a name find could not delete) makes the exit code non-zero.
+const emptyScript = `chmod -R u+rwX /work 2>/dev/null; find /work -mindepth 1 -delete 2>/dev/null; ` +
+	`left=$(find /work -mindepth 1 -maxdepth 1 -print -quit 2>&1); [ -z "$left" ] || { echo "not emptied: $left" >&2; exit 1; }`
 
 // reapMarkerSpec is the marker for vols of the run labelled by labels; it
 // empties work, when work is not "".
@@ -83,9 +90,11 @@ func (w *Workspace) removeDetached(ctx context.Context, vols []string) error {
 }
 
 // ReapMarked finishes the removals reap markers stand for: a marker that
-// has exited is removed, then each volume it names that carries its
+// has exited 0 is removed, then each volume it names that carries its
 // dirtywork.run label (never another run's). A marker still emptying its
-// volume is left for later; errors are left for the next reaper.
+// volume is left for later; one that exited otherwise (or never ran) is
+// started again, and the next reaper looks again; errors are left for the
+// next reaper.
 func (c *Client) ReapMarked(ctx context.Context) {
 	list, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelReap))})
 	if err != nil {
@@ -93,6 +102,10 @@ func (c *Client) ReapMarked(ctx context.Context) {
 	}
 	for _, m := range list {
 		if m.State == "running" || m.State == "restarting" {
+			continue
+		}
+		if done, err := c.markerDone(ctx, m.ID); err != nil || !done {
+			_ = c.start(ctx, m.ID)
 			continue
 		}
 		slug := m.Labels[labelRun]
@@ -107,4 +120,15 @@ func (c *Client) ReapMarked(ctx context.Context) {
 			_ = c.removeVolume(ctx, v)
 		}
 	}
+}
+
+// markerDone reports whether the reap marker id has done its work: it
+// exited, and with 0.
+func (c *Client) markerDone(ctx context.Context, id string) (bool, error) {
+	info, err := c.inspectContainer(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	st := info.State
+	return st != nil && st.Status == "exited" && st.ExitCode == 0, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/docker/docker/api/types/mount"
 
@@ -48,45 +50,20 @@ type VolumeExport struct {
 // volume (ErrVolumeMissing), a volume of another run, a missing image.
 func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, error) {
 	fin := newFinalization()
-	names, err := namesFor(cfg.Slug)
+	w, img, err := volumeWorkspace(ctx, cfg)
 	if err != nil {
 		return fin, err
 	}
-	names.Container += "-export"
-	cl, err := Connect()
-	if err != nil {
-		return fin, err
-	}
+	cl := w.cl
 	defer func() { _ = cl.Close() }() // idle connections only
-	labels, err := cl.volumeLabels(ctx, cfg.Volume)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return fin, fmt.Errorf("%w: %s", ErrVolumeMissing, cfg.Volume)
-	case err != nil:
-		return fin, err
-	case labels[labelRun] != cfg.Slug:
-		return fin, fmt.Errorf("%w: %s is labelled %s=%q", ErrVolumeForeign, cfg.Volume, labelRun, labels[labelRun])
-	}
-	img, err := cl.inspectImage(ctx, cfg.Image)
-	if err != nil {
-		return fin, imageError(cfg.Image, err)
-	}
-	names.WorkVolume = cfg.Volume
-	w := &Workspace{
-		cfg: WorkspaceConfig{
-			Slug: cfg.Slug, RepoRoot: cfg.RepoRoot, Worktree: cfg.Worktree, BaseCommit: cfg.BaseCommit,
-			RunDir: cfg.RunDir, Image: cfg.Image, MaxPatchMB: cfg.MaxPatchMB, Limits: cfg.Limits,
-		},
-		cl: cl, git: gitops.New(), names: names, labels: labelsFor(cfg.Slug, cfg.RepoRoot),
-	}
 	l, err := limitsOf(w.cfg)
 	if err != nil {
 		return fin, err
 	}
-	spec := exportSpec(names, img.id, w.labels, l)
-	id, err := cl.createContainer(ctx, names.Container, spec)
+	spec := exportSpec(w.names, img.id, w.labels, l)
+	id, err := cl.createContainer(ctx, w.names.Container, spec)
 	if err != nil {
-		fin.ExportStatus = "export_failed: docker create " + names.Container + " failed: " + err.Error()
+		fin.ExportStatus = "export_failed: docker create " + w.names.Container + " failed: " + err.Error()
 		return fin, nil
 	}
 	err = w.exportWithStatus(ctx, &fin)
@@ -106,6 +83,143 @@ func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, 
 		}
 	}
 	return fin, nil
+}
+
+// volumeWorkspace is the workspace an export or a salvage of cfg's kept
+// volume works through, once the volume is known to be the run's, the
+// image is there and the volume can be mounted; the caller closes its
+// client.
+func volumeWorkspace(ctx context.Context, cfg VolumeExport) (*Workspace, imageFacts, error) {
+	names, err := namesFor(cfg.Slug)
+	if err != nil {
+		return nil, imageFacts{}, err
+	}
+	names.Container += "-export"
+	cl, err := Connect()
+	if err != nil {
+		return nil, imageFacts{}, err
+	}
+	fail := func(err error) (*Workspace, imageFacts, error) {
+		_ = cl.Close() // idle connections only
+		return nil, imageFacts{}, err
+	}
+	labels, err := cl.volumeLabels(ctx, cfg.Volume)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return fail(fmt.Errorf("%w: %s", ErrVolumeMissing, cfg.Volume))
+	case err != nil:
+		return fail(err)
+	case labels[labelRun] != cfg.Slug:
+		return fail(fmt.Errorf("%w: %s is labelled %s=%q", ErrVolumeForeign, cfg.Volume, labelRun, labels[labelRun]))
+	}
+	img, err := cl.inspectImage(ctx, cfg.Image)
+	if err != nil {
+		return fail(imageError(cfg.Image, err))
+	}
+	if err := cl.ensureVolumeStore(cfg.Volume); err != nil {
+		return fail(err)
+	}
+	names.WorkVolume = cfg.Volume
+	return &Workspace{
+		cfg: WorkspaceConfig{
+			Slug: cfg.Slug, RepoRoot: cfg.RepoRoot, Worktree: cfg.Worktree, BaseCommit: cfg.BaseCommit,
+			RunDir: cfg.RunDir, Image: cfg.Image, MaxPatchMB: cfg.MaxPatchMB, Limits: cfg.Limits,
+		},
+		cl: cl, git: gitops.New(), names: names, labels: labelsFor(cfg.Slug, cfg.RepoRoot),
+	}, img, nil
+}
+
+// VolumeSalvage is what SalvageVolume wrote into the lane, and what it
+// could not.
+type VolumeSalvage struct {
+	// Entries and Bytes are what the lane received (worktree_files and
+	// worktree_bytes' sense).
+	Entries, Bytes int64
+	// LeftOut are the members the export refused that were not written,
+	// and why (at most 1000); LeftOutCount counts them all.
+	LeftOut      []export.LeftOut
+	LeftOutCount int
+	// Dropped are the .git entries left out and the repositories (and
+	// hard links to their files) moved to <RunDir>/quarantine; Skipped
+	// the FIFOs and devices left out.
+	Dropped, Skipped []string
+}
+
+// SalvageVolume writes into the run's lane what can be written of a kept
+// work volume whose tree the export refuses as a whole, for `runs clean
+// --force` to park before it removes the volume: every member the export
+// would write on its own (export.Salvage), .git entries and repositories
+// left out or moved to the quarantine as the export does, and the members
+// that made the export refuse listed instead. The lane must hold its .git
+// file and at most the base tree (which goes first). The volume stays.
+// The error is for what stopped it (no daemon, a volume of another run, a
+// lane holding work, a stream that broke); the lane holds only its .git
+// file again then.
+func SalvageVolume(ctx context.Context, cfg VolumeExport) (VolumeSalvage, error) {
+	var out VolumeSalvage
+	w, img, err := volumeWorkspace(ctx, cfg)
+	if err != nil {
+		return out, err
+	}
+	defer func() { _ = w.cl.Close() }() // idle connections only
+	base, err := baseTree(ctx, w.git, cfg.RepoRoot, cfg.BaseCommit)
+	if err != nil {
+		return out, err
+	}
+	switch state, err := export.CheckLane(cfg.Worktree, base); {
+	case err != nil:
+		return out, fmt.Errorf("salvage into %s: %w", cfg.Worktree, err)
+	case state != export.LaneEmpty:
+		if err := export.Clear(cfg.Worktree); err != nil {
+			return out, err
+		}
+	}
+	l, err := limitsOf(w.cfg)
+	if err != nil {
+		return out, err
+	}
+	id, err := w.cl.createContainer(ctx, w.names.Container, exportSpec(w.names, img.id, w.labels, l))
+	if err != nil {
+		return out, err
+	}
+	cctx, cancel := cleanupContext()
+	defer cancel()
+	defer func() { _ = w.cl.removeContainer(cctx, id) }() // labelled: `runs clean` finds a leftover
+	caps := export.Caps{MaxFiles: cfg.Limits.MaxEntries, MaxBytes: cfg.Limits.MaxBytes}
+	pr, pw := io.Pipe()
+	type salvaged struct {
+		sum export.Summary
+		sv  export.Salvaged
+		err error
+	}
+	done := make(chan salvaged, 1)
+	go func() {
+		var s salvaged
+		s.sum, s.sv, s.err = export.Salvage(pr, cfg.Worktree, caps)
+		_ = pr.CloseWithError(errExtractStopped)
+		done <- s
+	}()
+	var dropped []string
+	dlErr := w.cl.download(ctx, id, workDir, func(r io.Reader) error { return rebaseArchive(r, pw, &dropped) })
+	if dlErr != nil {
+		_ = pw.CloseWithError(dlErr)
+	} else {
+		_ = pw.Close()
+	}
+	s := <-done
+	if err := errors.Join(dlErr, s.err); err != nil {
+		_ = export.Clear(cfg.Worktree)
+		return out, fmt.Errorf("salvage %s: %w", cfg.Volume, err)
+	}
+	moved, reason := w.quarantine(s.sum, base, nil, false)
+	if reason != "" {
+		_ = export.Clear(cfg.Worktree)
+		return out, fmt.Errorf("salvage %s: %s", cfg.Volume, reason)
+	}
+	return VolumeSalvage{
+		Entries: s.sum.Members, Bytes: s.sum.Bytes, LeftOut: s.sv.LeftOut, LeftOutCount: s.sv.LeftOutCount,
+		Dropped: append(dropped, moved...), Skipped: s.sum.SkippedSpecial,
+	}, nil
 }
 
 // removeLeftoverWorker removes the worker and measuring containers and
@@ -149,4 +263,25 @@ func CheckExportLane(ctx context.Context, repoRoot, baseCommit, worktree string)
 	}
 	_, err = export.CheckLane(worktree, base)
 	return err
+}
+
+// ensureVolumeStore makes a work volume whose size the kernel held
+// mountable again: its file system mounted where the volume binds it.
+// That mount and the loop device do not survive a reboot; until they are
+// back the volume's tree directory is not there, and the volume fails to
+// mount rather than showing an empty tree. A measured volume has nothing
+// to ensure.
+func (c *Client) ensureVolumeStore(name string) error {
+	dir, err := StoreDir()
+	if err != nil {
+		return nil //nolint:nilerr // no store directory: a measured volume
+	}
+	image := storePath(dir, name)
+	if _, err := os.Lstat(image); err != nil {
+		return nil //nolint:nilerr // no image: a measured volume
+	}
+	if err := ensureMounted(image); err != nil {
+		return fmt.Errorf("volume %s: %w", name, err)
+	}
+	return nil
 }

@@ -113,10 +113,25 @@ func (w *Workspace) checkOutMeanwhile(s *session) {
 		// the first session filled, and the first call waits for both.
 		outside := make(chan error, 1)
 		go func() { outside <- w.startOutside(context.Background()) }()
+		// So does the egress proxy, for a worker with the network.
+		proxy := make(chan error, 1)
+		go func() {
+			if !w.cfg.AllowNetwork {
+				proxy <- nil
+				return
+			}
+			proxy <- w.startEgress(context.Background())
+		}()
 		// Close kills the container, which ends the call at once.
 		err := w.initRepo(context.Background(), s, true)
+		if err == nil {
+			err = w.markBaseline(context.Background(), s)
+		}
 		if oerr := <-outside; err == nil {
 			err = oerr
+		}
+		if perr := <-proxy; err == nil {
+			err = perr
 		}
 		w.readyErr = err
 	}()
@@ -141,13 +156,24 @@ func (w *Workspace) waitReady(ctx context.Context) error {
 
 // fillVolumes uploads the tool server and base pack into the tools volume
 // and hands the work volume's root to the worker, through the created
-// container: the Engine API's archive upload, no helper container.
+// container: the Engine API's archive upload, no helper container. A
+// work volume on a file system of its own was made with the worker's
+// root already (and each upload mounts every volume of the container).
 func (w *Workspace) fillVolumes(ctx context.Context, id string) error {
-	if err := w.uploadEntries(ctx, id, toolsDir, toolsEntries(w.toolbox, w.pack)); err != nil {
+	tools := toolsEntries(w.toolbox, w.pack)
+	if w.egressWanted() {
+		tools = append(tools, egressDirEntry())
+	}
+	if err := w.uploadEntries(ctx, id, toolsDir, tools); err != nil {
 		return err
 	}
-	if err := w.uploadEntries(ctx, id, workDir, workRootEntries()); err != nil || !w.cfg.Resume {
-		return err
+	if w.store == nil {
+		if err := w.uploadEntries(ctx, id, workDir, workRootEntries()); err != nil {
+			return err
+		}
+	}
+	if !w.cfg.Resume {
+		return nil
 	}
 	return w.seedVolume(ctx, id)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/docker/docker/api/types/mount"
 
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/egress"
 )
 
 // Defaults of the limits a WorkspaceConfig may leave zero (the contract's
@@ -121,11 +122,11 @@ func tmpfsOpts(size string) string {
 // the attached stream closes, stdin closes and the server ends, and with
 // pid 1 the whole container). Nothing is bind-mounted: the tree and the
 // tools are volumes, everything else tmpfs.
+//
+// The container never has a network: with allowNetwork the tool server
+// forwards 127.0.0.1:3128 to the egress proxy's socket in the tools volume
+// (ws_egress.go), and the proxy variables point every command there.
 func workerSpec(n objectNames, imageID string, labels map[string]string, l limits, allowNetwork bool) containerSpec {
-	network := "none"
-	if allowNetwork {
-		network = "bridge"
-	}
 	noInit := false
 	pids := l.PidsLimit
 	cfg := &container.Config{
@@ -143,7 +144,7 @@ func workerSpec(n objectNames, imageID string, labels map[string]string, l limit
 		// No WorkingDir (S-15): the server runs commands in /work itself.
 	}
 	host := &container.HostConfig{
-		NetworkMode:    container.NetworkMode(network),
+		NetworkMode:    "none",
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    []string{"no-new-privileges"},
@@ -167,15 +168,25 @@ func workerSpec(n objectNames, imageID string, labels map[string]string, l limit
 			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir},
 		},
 	}
+	if allowNetwork {
+		cfg.Cmd = append(cfg.Cmd, egressArgs()...)
+		cfg.Env = append(cfg.Env, egress.Env(egress.ListenAddr)...)
+	}
 	return containerSpec{Config: cfg, Host: host}
 }
 
-// setupSpec is the --setup container: the worker's limits and lockdown
-// with the network, running command in /work with bash, and no tool
-// server. It sees the tree but not the worker's git dir.
+// setupSpec is the --setup container: the worker's limits and lockdown,
+// running command in /work with bash, and no tool server. It sees the
+// tree but not the worker's git dir. Its network is the egress proxy's
+// and nothing else: no network of its own, the command run under
+// `dirtywork __egress run`, which forwards 127.0.0.1:3128 to the proxy's
+// socket, and the proxy variables set.
 func setupSpec(n objectNames, imageID string, labels map[string]string, l limits, command string) containerSpec {
-	s := workerSpec(n, imageID, labels, l, true)
-	s.Config.Entrypoint = []string{"/bin/bash", "-c", `cd /work && exec /bin/bash -c "$1"`, "bash", command}
+	s := workerSpec(n, imageID, labels, l, false)
+	s.Config.Entrypoint = []string{
+		toolboxPath, "__egress", "run", "-socket", egressSocket, "-listen", egress.ListenAddr, "--",
+		"/bin/bash", "-c", `cd /work && exec /bin/bash -c "$1"`, "bash", command,
+	}
 	s.Config.Cmd = nil
 	s.Config.OpenStdin, s.Config.StdinOnce, s.Config.AttachStdin = false, false, false
 	// No stream to guard here, and bash is no init: docker's reaps.
@@ -188,7 +199,9 @@ func setupSpec(n objectNames, imageID string, labels map[string]string, l limits
 			env = append(env, kv)
 		}
 	}
-	s.Config.Env = env
-	s.Host.Mounts = s.Host.Mounts[:1] // the tree only, not the tools
+	s.Config.Env = append(env, egress.Env(egress.ListenAddr)...)
+	// The tree, and the tools read-only: the forwarder's binary and the
+	// proxy's socket.
+	s.Host.Mounts = []mount.Mount{s.Host.Mounts[0], {Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir, ReadOnly: true}}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/docker/docker/api/types/mount"
+
+	"github.com/dirtywork/dirtywork/sandbox/egress"
 )
 
 func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
@@ -27,9 +30,18 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 	for _, allow := range []bool{false, true} {
 		s := workerSpec(n, "sha256:abc", labels, l, allow)
 		c, h := s.Config, s.Host
-		wantNet := map[bool]string{false: "none", true: "bridge"}[allow]
-		if string(h.NetworkMode) != wantNet {
-			t.Errorf("allow %v: network %q, want %q", allow, h.NetworkMode, wantNet)
+		// The network, when allowed, is the egress proxy's, reached
+		// through the tool server's forwarder: never a network of the
+		// container's own.
+		if h.NetworkMode != "none" {
+			t.Errorf("allow %v: network %q, want none", allow, h.NetworkMode)
+		}
+		wantCmd := []string{"toolbox", "-root", "/work"}
+		if allow {
+			wantCmd = append(wantCmd, "-egress-socket", "/opt/dirtywork/egress/proxy.sock", "-egress-listen", "127.0.0.1:3128")
+		}
+		if !slices.Equal(c.Cmd, wantCmd) || slices.Contains(c.Env, "HTTPS_PROXY=http://127.0.0.1:3128") != allow {
+			t.Errorf("allow %v: command %q, env %q", allow, c.Cmd, c.Env)
 		}
 		if !h.ReadonlyRootfs || !slices.Equal(h.CapDrop, []string{"ALL"}) || len(h.CapAdd) != 0 || h.Privileged {
 			t.Errorf("rootfs read-only %v, cap-drop %q, cap-add %q, privileged %v", h.ReadonlyRootfs, h.CapDrop, h.CapAdd, h.Privileged)
@@ -65,7 +77,7 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 		if c.User != "1000:1000" || c.WorkingDir != "" || c.Image != "sha256:abc" {
 			t.Errorf("user %q workdir %q image %q", c.User, c.WorkingDir, c.Image)
 		}
-		if !slices.Equal(c.Entrypoint, []string{"/opt/dirtywork/dirtywork"}) || !slices.Equal(c.Cmd, []string{"toolbox", "-root", "/work"}) {
+		if !slices.Equal(c.Entrypoint, []string{"/opt/dirtywork/dirtywork"}) {
 			t.Errorf("command %q %q", c.Entrypoint, c.Cmd)
 		}
 		if c.Labels["dirtywork.run"] != "run-1" || len(c.Labels["dirtywork.repo"]) != 64 {
@@ -77,15 +89,40 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 	}
 }
 
-func TestSetupSpecHasNetworkButNoToolsOrGitDir(t *testing.T) {
+// The measurer has no capability at all and runs as the worker's uid:
+// it reads what the worker can, and a worker that reached it would gain
+// nothing.
+func TestMeasurerSpecHasNoCapability(t *testing.T) {
+	n, _ := namesFor("run-1")
+	s := measurerSpec(n, "sha256:abc", labelsFor("run-1", t.TempDir()))
+	c, h := s.Config, s.Host
+	if c.User != "1000:1000" || len(h.CapAdd) != 0 || !slices.Equal(h.CapDrop, []string{"ALL"}) || h.Privileged {
+		t.Errorf("user %q, cap-add %q, cap-drop %q, privileged %v", c.User, h.CapAdd, h.CapDrop, h.Privileged)
+	}
+	if h.NetworkMode != "none" || !h.ReadonlyRootfs || !slices.Contains(h.SecurityOpt, "no-new-privileges") {
+		t.Errorf("network %q, read-only root %v, security %q", h.NetworkMode, h.ReadonlyRootfs, h.SecurityOpt)
+	}
+	for _, m := range h.Mounts {
+		if !m.ReadOnly || m.Type != mount.TypeVolume {
+			t.Errorf("mount %+v is not a read-only volume", m)
+		}
+	}
+}
+
+func TestSetupSpecHasOnlyTheProxyAndNoGitDir(t *testing.T) {
 	n, _ := namesFor("run-1")
 	l, _ := limitsOf(WorkspaceConfig{})
 	s := setupSpec(n, "sha256:abc", map[string]string{}, l, "make deps")
-	if s.Host.NetworkMode != "bridge" || !s.Host.ReadonlyRootfs || !slices.Equal(s.Host.CapDrop, []string{"ALL"}) {
+	if s.Host.NetworkMode != "none" || !s.Host.ReadonlyRootfs || !slices.Equal(s.Host.CapDrop, []string{"ALL"}) {
 		t.Errorf("setup host config %+v", s.Host)
 	}
-	if len(s.Host.Mounts) != 1 || s.Host.Mounts[0].Target != "/work" || s.Host.Mounts[0].Type != mount.TypeVolume {
+	if len(s.Host.Mounts) != 2 || s.Host.Mounts[0].Target != "/work" || s.Host.Mounts[0].Type != mount.TypeVolume ||
+		s.Host.Mounts[1].Target != "/opt/dirtywork" || !s.Host.Mounts[1].ReadOnly {
 		t.Errorf("setup mounts %+v", s.Host.Mounts)
+	}
+	if !slices.Equal(s.Config.Entrypoint[:8], []string{toolboxPath, "__egress", "run", "-socket", "/opt/dirtywork/egress/proxy.sock", "-listen", "127.0.0.1:3128", "--"}) ||
+		!slices.Contains(s.Config.Env, "HTTP_PROXY=http://127.0.0.1:3128") {
+		t.Errorf("setup command %q, env %q", s.Config.Entrypoint, s.Config.Env)
 	}
 	if s.Host.Init == nil || !*s.Host.Init {
 		t.Error("the setup container has no init: its bash would be pid 1")
@@ -101,6 +138,33 @@ func TestSetupSpecHasNetworkButNoToolsOrGitDir(t *testing.T) {
 	// The worker's spec is not changed by making the setup's.
 	if w := workerSpec(n, "x", nil, l, false); len(w.Host.Mounts) != 2 || w.Config.Entrypoint[0] != toolboxPath {
 		t.Errorf("worker spec after setup spec: %+v", w)
+	}
+}
+
+func TestEgressSpecLocksTheSidecarDown(t *testing.T) {
+	n, _ := namesFor("run-1")
+	allow, _ := egress.ParseRules("registry.npmjs.org,*.crates.io:443")
+	s := egressSpec(n, "sha256:abc", map[string]string{"dirtywork.run": "run-1"}, allow, []netip.Addr{netip.MustParseAddr("192.0.2.2")})
+	c, h := s.Config, s.Host
+	if h.NetworkMode != "bridge" || !h.ReadonlyRootfs || !slices.Equal(h.CapDrop, []string{"ALL"}) || len(h.CapAdd) != 0 ||
+		!slices.Contains(h.SecurityOpt, "no-new-privileges") || h.PidsLimit == nil || *h.PidsLimit != egressPids || h.Memory != egressMemory {
+		t.Errorf("sidecar host config %+v", h)
+	}
+	if len(h.PortBindings) != 0 || len(c.ExposedPorts) != 0 {
+		t.Errorf("the sidecar publishes ports: %v %v", h.PortBindings, c.ExposedPorts)
+	}
+	if c.User != "65534:65534" || c.Labels["dirtywork.run"] != "run-1" || !c.OpenStdin || !c.StdinOnce {
+		t.Errorf("sidecar config %+v", c)
+	}
+	want := []string{"__egress", "proxy", "-socket", "/opt/dirtywork/egress/proxy.sock", "-allow", "registry.npmjs.org,*.crates.io:443", "-deny-addr", "192.0.2.2"}
+	if !slices.Equal(c.Entrypoint, []string{toolboxPath}) || !slices.Equal(c.Cmd, want) {
+		t.Errorf("sidecar command %q %q", c.Entrypoint, c.Cmd)
+	}
+	if len(h.Mounts) != 1 || h.Mounts[0].Source != "dw-run-1-tools" || h.Mounts[0].Target != toolsDir {
+		t.Errorf("sidecar mounts %+v", h.Mounts)
+	}
+	if e := egressDirEntry(); e.Name != "egress/" || e.UID != egressUID || e.Mode != 0o755 {
+		t.Errorf("the sidecar's directory %+v", e)
 	}
 }
 
@@ -185,7 +249,7 @@ func TestToolsUploadIsRootOwnedAndReadOnly(t *testing.T) {
 	}
 }
 
-func TestRebaseArchiveDropsGitAndTheRoot(t *testing.T) {
+func TestRebaseArchiveDropsGitTheRootAndLinksIntoGit(t *testing.T) {
 	var in bytes.Buffer
 	tw := tar.NewWriter(&in)
 	members := []struct {
@@ -200,16 +264,28 @@ func TestRebaseArchiveDropsGitAndTheRoot(t *testing.T) {
 		{"work/sub/.GiT/config", tar.TypeReg, "x"},
 		{"work/sub/b", tar.TypeSymlink, ""},
 		{"work/fifo", tar.TypeFifo, ""},
+		// Second names of a file under .git (the daemon names a file's
+		// first path): left out with it, each listed.
+		{"work/linked", tar.TypeLink, "work/.git/HEAD"},
+		{"work/sub/again", tar.TypeLink, "work/linked"},
+		{"work/sub/.GiT/l", tar.TypeLink, "work/a.txt"},
+		{"work/kept", tar.TypeLink, "work/a.txt"},
 	}
 	for _, m := range members {
 		h := &tar.Header{Name: m.name, Typeflag: m.typ, Size: int64(len(m.body)), Mode: 0o644, Linkname: "/etc"}
-		if m.typ != tar.TypeSymlink {
+		switch m.typ {
+		case tar.TypeLink:
+			h.Linkname, h.Size = m.body, 0
+		case tar.TypeSymlink:
+		default:
 			h.Linkname = ""
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			t.Fatal(err)
 		}
-		_, _ = io.WriteString(tw, m.body)
+		if m.typ != tar.TypeLink {
+			_, _ = io.WriteString(tw, m.body)
+		}
 	}
 	_ = tw.Close()
 	var out bytes.Buffer
@@ -217,7 +293,7 @@ func TestRebaseArchiveDropsGitAndTheRoot(t *testing.T) {
 	if err := rebaseArchive(&in, &out, &dropped); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(dropped, []string{".git", "sub/.GiT"}) {
+	if !slices.Equal(dropped, []string{".git", "sub/.GiT", "linked", "sub/again"}) {
 		t.Errorf("dropped %q", dropped)
 	}
 	tr := tar.NewReader(&out)
@@ -231,13 +307,16 @@ func TestRebaseArchiveDropsGitAndTheRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 		names = append(names, h.Name)
+		if h.Name == "kept" && h.Linkname != "a.txt" {
+			t.Errorf("kept links to %q, want a.txt", h.Linkname)
+		}
 		if h.Name == "a.txt" {
 			if data, _ := io.ReadAll(tr); string(data) != "a" {
 				t.Errorf("a.txt = %q", data)
 			}
 		}
 	}
-	if !slices.Equal(names, []string{"a.txt", "sub/b", "fifo"}) {
+	if !slices.Equal(names, []string{"a.txt", "sub/b", "fifo", "kept"}) {
 		t.Errorf("members %q", names)
 	}
 }

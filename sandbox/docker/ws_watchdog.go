@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -141,12 +142,16 @@ func (w *Workspace) noteEvent(id string, action events.Action) {
 // poll checks the host's free space (local daemon only) every tick and
 // measures the tree while a command runs.
 func (d *watchdog) poll(ctx context.Context) {
-	root := ""
+	var roots []string
 	if d.w.local && d.w.cfg.MinFreeMB > 0 {
 		if r, err := dockerRoot(ctx, d.w.cl); err == nil {
-			root = r
+			roots = append(roots, r)
 		} else {
-			root = "/"
+			roots = append(roots, "/")
+		}
+		if d.w.store != nil {
+			// The tree's blocks are the image's, in the dirtywork home.
+			roots = append(roots, filepath.Dir(d.w.store.image))
 		}
 	}
 	failures := 0
@@ -161,21 +166,25 @@ func (d *watchdog) poll(ctx context.Context) {
 		if d.w.currentViolation() != nil {
 			return
 		}
-		if root != "" {
+		var statErr error
+		for _, root := range roots {
 			free, err := freeMB(root)
 			switch {
 			case err != nil:
-				failures++
-				if failures >= statFailures {
-					d.w.recordViolation(fmt.Sprintf("host free-space check failing (%v); refusing to run unmeasured", err), kindBudget)
-					return
-				}
+				statErr = err
 			case free < int64(d.w.cfg.MinFreeMB):
 				d.w.recordViolation(fmt.Sprintf("host free space below %d MB", d.w.cfg.MinFreeMB), kindBudget)
 				return
-			default:
-				failures = 0
 			}
+		}
+		if statErr == nil {
+			failures = 0
+		} else if failures++; failures >= statFailures {
+			d.w.recordViolation(fmt.Sprintf("host free-space check failing (%v); refusing to run unmeasured", statErr), kindBudget)
+			return
+		}
+		if d.w.store != nil {
+			d.checkStore()
 		}
 		if d.measureDue() {
 			d.measure(ctx)

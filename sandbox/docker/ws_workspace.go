@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/sandbox/pause"
+	"github.com/dirtywork/dirtywork/sandbox/seal"
 )
 
 // Workspace is a docker sandbox: the run's tree in a volume, worked on by
@@ -36,6 +38,10 @@ type Workspace struct {
 	pack    *basePack
 	// baseline fills the host lane with the base tree meanwhile.
 	baseline *baseline
+	// size says how the tree's caps hold; store, when the kernel holds
+	// them, is the work volume's file system (volstore.go).
+	size  sizeLimit
+	store *volumeStore
 	// longPaths are what the tool server listed, at finalize, as past
 	// what the daemon can export.
 	longPaths []string
@@ -45,6 +51,9 @@ type Workspace struct {
 	readyErr error
 	// meas is the measurer (ws_measurer.go), once started; guarded by mu.
 	meas *session
+	// egr is the egress proxy's sidecar (ws_egress.go), once started, for
+	// a run with network; guarded by mu.
+	egr *dockerEgress
 	// reaping is the removal of what finished runs left (ReapMarked);
 	// Close waits for it.
 	reaping sync.WaitGroup
@@ -72,6 +81,11 @@ type Workspace struct {
 	// tree, and the next operation that can change it takes the verdict
 	// first. Guarded by mu.
 	walkPending bool
+	// since is the seal's baseline, marked by the tool server once the
+	// checkout (and the setup) were done; sealed is what every seal of
+	// the run found. Guarded by mu.
+	since  time.Time
+	sealed seal.Report
 
 	wd *watchdog
 }
@@ -144,14 +158,26 @@ func (w *Workspace) open(ctx context.Context) error {
 	if !w.cfg.Resume { // a resumed run's lane holds the prior work: never fill it
 		w.baseline = startBaseline(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.Worktree)
 	}
-	if w.pack, err = makeBasePack(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory); err != nil {
+	// The work volume's file system is made while the base is packed.
+	stored := make(chan sizeLimit, 1)
+	go func() { stored <- w.makeStore(ctx) }()
+	w.pack, err = makeBasePack(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory)
+	w.size = <-stored
+	w.store = w.size.store // Close releases it, whatever fails from here
+	if err != nil {
 		return err
 	}
 	w.cfg.trace("pack")
-	for _, v := range []string{w.names.WorkVolume, w.names.ToolsVolume} {
-		if err := w.cl.createVolume(ctx, v, w.labels); err != nil {
-			return err
-		}
+	if w.store != nil {
+		err = w.cl.createVolumeOn(ctx, w.names.WorkVolume, w.labels, w.store)
+	} else {
+		err = w.cl.createVolume(ctx, w.names.WorkVolume, w.labels)
+	}
+	if err != nil {
+		return err
+	}
+	if err := w.cl.createVolume(ctx, w.names.ToolsVolume, w.labels); err != nil {
+		return err
 	}
 	w.cfg.trace("volumes")
 	// What finished runs left to remove goes meanwhile.
@@ -179,18 +205,58 @@ func (w *Workspace) open(ctx context.Context) error {
 		w.checkOutMeanwhile(s)
 		return nil
 	}
-	// --setup works on the tree: it must be there first.
-	if err := w.initRepo(ctx, s, true); err != nil {
+	// --setup works on the tree: it must be there first. Its network, the
+	// egress proxy, starts meanwhile.
+	proxy := make(chan error, 1)
+	go func() { proxy <- w.startEgress(ctx) }()
+	err = w.initRepo(ctx, s, true)
+	if err == nil {
+		err = w.startOutside(ctx)
+	}
+	if perr := <-proxy; err == nil {
+		err = perr
+	}
+	if err != nil {
 		return err
 	}
-	if err := w.startOutside(ctx); err != nil {
+	err = w.runSetup(ctx)
+	if !w.cfg.AllowNetwork {
+		// The worker has no network: the proxy goes before its first
+		// command (the socket lies in the tools volume it mounts).
+		w.stopEgress()
+	}
+	if err != nil {
 		return err
 	}
-	if err := w.runSetup(ctx); err != nil {
+	if err := w.markBaseline(ctx, s); err != nil {
 		return err
 	}
 	w.wd = startWatchdog(w)
 	return nil
+}
+
+// makeStore makes the work volume's file system when the kernel can hold
+// its size here; otherwise the size limit says why it is measured.
+func (w *Workspace) makeStore(ctx context.Context) sizeLimit {
+	measured := func(err error) sizeLimit {
+		return sizeLimit{kind: sizeMeasured, reason: strings.TrimPrefix(err.Error(), errStoreUnavailable.Error()+": ")}
+	}
+	if w.cfg.MeasuredSize {
+		return sizeLimit{kind: sizeMeasured, reason: "the run asked for a measured size limit"}
+	}
+	if err := storeAvailable(ctx, w.cl, w.cfg.Limits.MaxBytes > 0); err != nil {
+		return measured(err)
+	}
+	dir, err := StoreDir()
+	if err != nil {
+		return measured(err)
+	}
+	store, err := createStore(ctx, dir, w.names.WorkVolume, w.cfg.Limits.MaxBytes, w.cfg.Limits.MaxEntries)
+	if err != nil {
+		return measured(fmt.Errorf("make the work volume's file system: %w", err))
+	}
+	w.cfg.trace("store")
+	return sizeLimit{kind: sizeFilesystem, store: store}
 }
 
 // DisplayRoot is /work, where the model is told its files are.
@@ -209,13 +275,13 @@ func (w *Workspace) ImageDigest() *string { return w.digest }
 func (w *Workspace) Settings() map[string]any {
 	network := "none"
 	if w.cfg.AllowNetwork {
-		network = "bridge"
+		network = "proxy"
 	}
 	var digest any
 	if w.digest != nil {
 		digest = *w.digest
 	}
-	return map[string]any{
+	settings := map[string]any{
 		"backend":            "docker",
 		"image":              w.cfg.Image,
 		"image_digest":       digest,
@@ -232,7 +298,12 @@ func (w *Workspace) Settings() map[string]any {
 		"with_history":       w.cfg.WithHistory,
 		"container":          w.names.Container,
 		"volume":             w.names.WorkVolume,
+		"size_limit":         w.size.settings(),
 	}
+	if e := w.egressSettings(); e != nil {
+		settings["egress"] = e
+	}
+	return settings
 }
 
 // Close stops the watchdog and removes the container and, unless the
@@ -268,20 +339,26 @@ func (w *Workspace) Close() error {
 	ctx, cancel := cleanupContext()
 	defer cancel()
 	w.discarding.Wait()
+	var errs []error
+	if err := w.recordEgress(); err != nil {
+		errs = append(errs, err)
+	}
 	// The containers go at once, each a daemon call of its own.
-	names := []string{w.names.Setup, w.names.Container, w.names.Measurer}
+	names := []string{w.names.Setup, w.names.Container, w.names.Measurer, w.names.Egress}
 	cerrs := make([]error, len(names))
 	var removing sync.WaitGroup
 	for i, name := range names {
 		removing.Go(func() { cerrs[i] = w.removeOwnContainer(ctx, name) })
 	}
 	removing.Wait()
-	errs := slices.DeleteFunc(cerrs, func(err error) bool { return err == nil })
+	errs = append(errs, slices.DeleteFunc(cerrs, func(err error) bool { return err == nil })...)
 	vols := []string{w.names.ToolsVolume}
 	if !keep {
 		vols = append(vols, w.names.WorkVolume)
 	}
-	if w.cfg.DetachRemoval && w.imageID != "" {
+	// A work volume on a file system of its own costs the daemon nothing
+	// to remove (its tree is in the image): no marker is needed.
+	if w.cfg.DetachRemoval && w.imageID != "" && w.store == nil {
 		if err := w.removeDetached(ctx, vols); err != nil {
 			errs = append(errs, err)
 		}
@@ -344,11 +421,13 @@ func (w *Workspace) removeOwnContainer(ctx context.Context, name string) error {
 	return w.cl.removeContainer(ctx, info.ID)
 }
 
-// removeOwnVolume removes the named volume if it carries this run's label.
+// removeOwnVolume removes the named volume if it carries this run's
+// label, and its file system with it (a volume never made leaves the one
+// made for it).
 func (w *Workspace) removeOwnVolume(ctx context.Context, name string) error {
 	labels, err := w.cl.volumeLabels(ctx, name)
 	if errors.Is(err, ErrNotFound) {
-		return nil
+		return releaseVolumeStore(name)
 	}
 	if err != nil {
 		return err

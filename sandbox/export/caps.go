@@ -3,6 +3,7 @@ package export
 import (
 	"errors"
 	"io"
+	"strings"
 )
 
 // Caps bound what a stream may bring back. Both are inclusive and hard:
@@ -34,14 +35,46 @@ type Summary struct {
 	// own links (a -> b -> /root escapes), in archive order. They are
 	// created as they are and never followed.
 	EscapingSymlinks []string
-	// SkippedSpecial are the FIFOs and devices left out (at most 1000
-	// names, SkippedSpecialTruncated telling when there were more).
+	// SkippedSpecial are the FIFOs and devices left out, and the hard
+	// links to them (at most 1000 names, SkippedSpecialTruncated telling
+	// when there were more).
 	SkippedSpecial          []string
 	SkippedSpecialTruncated bool
 	// Repositories are the directories git would take for a repository
 	// (see RepoSigns), outermost only, sorted. Extract and Sync write
 	// them like any other; the caller moves them out (Quarantine).
 	Repositories []string
+	// HardLinks are the hard link members, in archive order, each with
+	// the regular file member it shares (see LinksInto).
+	HardLinks []HardLink
+}
+
+// HardLink is a hard link member and the regular file member whose data
+// it shares: the start of its chain when it links to another link.
+type HardLink struct {
+	Name, Origin string
+}
+
+// LinksInto are the hard links of the summary that lie outside every one
+// of dirs but share a file of one of them, in archive order. A hard link
+// gets its file's fate: when dirs (repositories) leave the lane, so must
+// these, or the repository's files stay in it under other names.
+func (s Summary) LinksInto(dirs []string) []string {
+	under := func(p string) bool {
+		for _, d := range dirs {
+			if p == d || strings.HasPrefix(p, d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	var out []string
+	for _, l := range s.HardLinks {
+		if under(l.Origin) && !under(l.Name) {
+			out = append(out, l.Name)
+		}
+	}
+	return out
 }
 
 // maxListed bounds the names a Summary lists of skipped entries.

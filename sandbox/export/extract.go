@@ -19,7 +19,8 @@ const gitFile = ".git"
 // Directories are made 0755, regular files 0755 when the archive gives
 // them any exec bit and 0644 otherwise, whatever the umask; symlinks are
 // made as they are and never followed, hard links as links to the earlier
-// member; FIFOs and devices are left out and listed. Owners and times in
+// member; FIFOs and devices, and hard links to them, are left out and
+// listed. Owners and times in
 // the archive are ignored. Every path is resolved one component at a time
 // from dest without following anything, so no member reaches outside it,
 // not even through a symlink an earlier member or anyone else made there;

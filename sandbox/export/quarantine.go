@@ -19,6 +19,18 @@ import (
 // path (an earlier attempt's) is replaced. It returns the paths moved, in
 // order; a path no longer in the lane as a directory is left out.
 func Quarantine(laneDir string, dirs []string, dest string) ([]string, error) {
+	return quarantine(laneDir, dirs, dest, true)
+}
+
+// QuarantineEntries moves each of paths out of the lane at laneDir into
+// dest as Quarantine does, whatever is there (the hard links
+// Summary.LinksInto names, which share a file of a repository moved
+// out); a path no longer in the lane is left out.
+func QuarantineEntries(laneDir string, paths []string, dest string) ([]string, error) {
+	return quarantine(laneDir, paths, dest, false)
+}
+
+func quarantine(laneDir string, dirs []string, dest string, onlyDirs bool) ([]string, error) {
 	if len(dirs) == 0 {
 		return nil, nil
 	}
@@ -35,7 +47,7 @@ func Quarantine(laneDir string, dirs []string, dest string) ([]string, error) {
 	var moved []string
 	for _, d := range dirs {
 		st, err := src.lstat(d)
-		if err != nil || kindOf(&st) != unix.S_IFDIR {
+		if err != nil || (onlyDirs && kindOf(&st) != unix.S_IFDIR) {
 			continue
 		}
 		if err := move(src, q, d); err != nil {
@@ -113,7 +125,7 @@ func findRepositories(l *lane, dir string, found *[]string) error {
 				return err
 			}
 		}
-		signs.note(name, hit)
+		signs.Note(name, hit)
 		if kindOf(&st) == unix.S_IFDIR {
 			subdirs = append(subdirs, p)
 		}

@@ -42,9 +42,9 @@ func repoSignName(base string) bool {
 	return false
 }
 
-// note records an entry named base; configHit is ConfigMarksRepository's
-// verdict for a file named config.
-func (s *RepoSigns) note(base string, configHit bool) {
+// Note records an entry named base of the directory judged; configHit is
+// ConfigMarksRepository's verdict for a file named config.
+func (s *RepoSigns) Note(base string, configHit bool) {
 	// Case-insensitively: on a case-folding file system git's HEAD is
 	// also head.
 	switch strings.ToLower(base) {

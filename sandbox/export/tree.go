@@ -20,8 +20,11 @@ const (
 type node struct {
 	kind     nodeKind
 	children map[string]*node
-	// target is a symlink's target.
+	// target is a symlink's target, or a hard link's regular file member.
 	target string
+	// sniffed is set for a regular file whose text was judged as a git
+	// config, configHit when it makes its directory a repository's.
+	sniffed, configHit bool
 }
 
 // placement is where a member goes in the tree.

@@ -7,8 +7,10 @@ import "io"
 // exactly the streams Extract accepts, with the same Summary, and refuses
 // the others with the same *Refusal:
 //
-//   - only regular files, directories and symlinks (per-member PAX
-//     headers are fine, a PAX global header anywhere is not);
+//   - only regular files, directories, symlinks and hard links to an
+//     earlier file (per-member PAX headers are fine, a PAX global header
+//     anywhere is not); FIFOs and devices, and hard links to them, are
+//     left out and listed (Summary.SkippedSpecial);
 //   - no absolute name, no empty, `.` or `..` component, no component
 //     that is `.git` in any case;
 //   - no member under a symlink or a file an earlier member made, and no

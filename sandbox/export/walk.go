@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"math"
 	"path"
 	"strings"
 )
@@ -21,9 +22,13 @@ type member struct {
 	size   int64  // regular files
 	exec   bool   // a regular file with any exec bit
 	target string // symlinks: the target; hard links: the earlier member's name
+	// origin is a hard link's regular file member: target, or the start
+	// of target's own chain.
+	origin string
 	// configHit is set for a file named config whose text makes its
-	// directory a repository's (see ConfigMarksRepository).
-	configHit bool
+	// directory a repository's (see ConfigMarksRepository); sniffed for
+	// a file whose text was judged.
+	configHit, sniffed bool
 	placement
 }
 
@@ -45,6 +50,15 @@ type walker struct {
 	// links are the symlink members, in archive order, judged for
 	// escaping once the whole tree is known (a chain a -> b -> /root).
 	links []*member
+	// skipped are the names of the members left out (FIFOs, devices, and
+	// hard links to them): a hard link to one shares its fate.
+	skipped map[string]bool
+	// salvage, when set, leaves a member it would refuse the stream for
+	// out instead (Salvage).
+	salvage *salvage
+	// broke is set once the stream itself failed: nothing more can be
+	// read from it.
+	broke bool
 }
 
 // walk reads the stream once, checks every member against caps and the
@@ -52,13 +66,26 @@ type walker struct {
 // checks only) and totals them. The byte count sits above the read-ahead,
 // so it counts what archive/tar consumed, not what was buffered.
 func walk(r io.Reader, caps Caps, put sink) (Summary, error) {
+	return walkWith(r, caps, put, nil)
+}
+
+// walkWith is walk, salvaging when sv is set: the stream has no byte cap
+// then (the caps bound what is written), and a member the walk would
+// refuse the stream for is left out and listed instead.
+func walkWith(r io.Reader, caps Caps, put sink, sv *salvage) (Summary, error) {
 	caps.MaxFiles = max(caps.MaxFiles, 0)
 	caps.MaxBytes = max(caps.MaxBytes, 0)
+	streamCap := caps.MaxBytes
+	if sv != nil {
+		streamCap = math.MaxInt64
+	}
 	w := &walker{
-		caps:  caps,
-		cr:    newCapReader(bufio.NewReaderSize(r, streamBuffer), caps.MaxBytes),
-		tree:  &node{kind: dirNode},
-		signs: map[string]*RepoSigns{},
+		caps:    caps,
+		cr:      newCapReader(bufio.NewReaderSize(r, streamBuffer), streamCap),
+		tree:    &node{kind: dirNode},
+		signs:   map[string]*RepoSigns{},
+		skipped: map[string]bool{},
+		salvage: sv,
 	}
 	ref := w.run(put)
 	w.finish()
@@ -106,9 +133,18 @@ func (w *walker) run(put sink) *Refusal {
 			continue // archive/tar skips its data, if any, at the next Next
 		}
 		if ref != nil {
+			if w.salvage != nil {
+				w.salvage.leaveOut(hdr.Name, ref)
+				continue
+			}
 			return ref
 		}
 		if ref := w.consume(m, tr, put); ref != nil {
+			if w.salvage != nil && !w.broke {
+				w.salvage.leaveOut(m.raw, ref)
+				w.salvage.undo(m.name)
+				continue
+			}
 			return ref
 		}
 		w.record(m)
@@ -128,6 +164,10 @@ func (w *walker) accept(hdr *tar.Header) (*member, *Refusal) {
 	case tar.TypeSymlink:
 		k = linkNode
 	case tar.TypeLink:
+		if w.skipped[hdr.Linkname] {
+			// A second name of a FIFO or device is one too.
+			return nil, w.skipSpecial(hdr)
+		}
 		k = hardlinkNode
 	case tar.TypeXGlobalHeader:
 		return nil, refuse(ErrGlobalHeader, "", "archive contains a PAX global header %s", position(w.last))
@@ -147,10 +187,10 @@ func (w *walker) accept(hdr *tar.Header) (*member, *Refusal) {
 			return nil, ref
 		}
 	}
-	var linked string
+	var linked, origin string
 	if k == hardlinkNode {
 		var ref *Refusal
-		if linked, ref = w.hardlinkTarget(raw, hdr.Linkname); ref != nil {
+		if linked, origin, ref = w.hardlinkTarget(raw, hdr.Linkname); ref != nil {
 			return nil, ref
 		}
 	}
@@ -175,7 +215,8 @@ func (w *walker) accept(hdr *tar.Header) (*member, *Refusal) {
 		m.target = hdr.Linkname
 		pl.node.target = hdr.Linkname
 	case hardlinkNode:
-		m.target = linked
+		m.target, m.origin = linked, origin
+		pl.node.target = origin
 	}
 	return m, nil
 }
@@ -184,9 +225,11 @@ func (w *walker) accept(hdr *tar.Header) (*member, *Refusal) {
 // past it and goes on.
 var errSkipped = &Refusal{Reason: "skipped"}
 
-// skipSpecial records a FIFO or device member, which is not exported.
+// skipSpecial records a FIFO or device member, or a hard link to one,
+// which is not exported.
 func (w *walker) skipSpecial(hdr *tar.Header) *Refusal {
 	name := strings.TrimSuffix(hdr.Name, "/")
+	w.skipped[name] = true
 	if len(w.sum.SkippedSpecial) < maxListed {
 		w.sum.SkippedSpecial = append(w.sum.SkippedSpecial, name)
 	} else {
@@ -196,16 +239,22 @@ func (w *walker) skipSpecial(hdr *tar.Header) *Refusal {
 }
 
 // hardlinkTarget checks a hard link's target: an earlier regular file
-// member, named as members are. The name it returns is the member's.
-func (w *walker) hardlinkTarget(raw, target string) (string, *Refusal) {
+// member (or hard link), named as members are. It returns the member's
+// name and the regular file member at the start of its chain.
+func (w *walker) hardlinkTarget(raw, target string) (name, origin string, _ *Refusal) {
 	parts, ref := splitName(target, false)
 	if ref != nil {
-		return "", refuse(ErrDisallowedType, raw, "hard link at %s to an invalid name", quoted(raw))
+		return "", "", refuse(ErrDisallowedType, raw, "hard link at %s to an invalid name", quoted(raw))
 	}
-	if n := w.tree.lookup(parts); n == nil || (n.kind != fileNode && n.kind != hardlinkNode) {
-		return "", refuse(ErrDisallowedType, raw, "hard link at %s to %s, which is no earlier file of the archive", quoted(raw), quoted(target))
+	n := w.tree.lookup(parts)
+	if n == nil || (n.kind != fileNode && n.kind != hardlinkNode) {
+		return "", "", refuse(ErrDisallowedType, raw, "hard link at %s to %s, which is no earlier file of the archive", quoted(raw), quoted(target))
 	}
-	return strings.Join(parts, "/"), nil
+	name = strings.Join(parts, "/")
+	if n.kind == hardlinkNode {
+		return name, n.target, nil
+	}
+	return name, name, nil
 }
 
 // escapes reports whether the symlink at name leads out of the tree, its
@@ -260,7 +309,7 @@ func (w *walker) consume(m *member, tr *tar.Reader, put sink) *Refusal {
 	if m.kind == fileNode && strings.EqualFold(path.Base(m.name), "config") && strings.Contains(m.name, "/") {
 		sniff = &configSniffer{}
 		src = io.TeeReader(tr, sniff)
-		defer func() { m.configHit = sniff.hit() }()
+		defer func() { m.configHit, m.sniffed = sniff.hit(), true }()
 	}
 	if put != nil {
 		d := &dataReader{r: src}
@@ -293,6 +342,17 @@ func (w *walker) record(m *member) {
 	case hardlinkNode:
 		// Its bytes are the earlier member's, counted once.
 		w.sum.Files = append(w.sum.Files, m.name)
+		w.sum.HardLinks = append(w.sum.HardLinks, HardLink{Name: m.name, Origin: m.origin})
+		if strings.EqualFold(path.Base(m.name), "config") {
+			// A config's text is judged as it streams past; a second
+			// name of a file judged under another name was not, and
+			// counts as a sign (the sniffer errs on the side of yes).
+			o := w.tree.lookup(strings.Split(m.origin, "/"))
+			m.configHit = o == nil || !o.sniffed || o.configHit
+		}
+	}
+	if m.kind == fileNode && m.sniffed {
+		m.node.sniffed, m.node.configHit = true, m.configHit
 	}
 	w.noteSigns(m)
 	w.last = m.raw
@@ -315,7 +375,7 @@ func (w *walker) noteSigns(m *member) {
 		s = &RepoSigns{}
 		w.signs[dir] = s
 	}
-	s.note(base, m.configHit)
+	s.Note(base, m.configHit)
 }
 
 // drain reads what follows the end-of-archive marker (`git archive` pads
@@ -332,6 +392,7 @@ func (w *walker) drain() *Refusal {
 // stream's error. member is the member whose data was being read, "" for a
 // header or the trailer.
 func (w *walker) broken(err error, member, what string) *Refusal {
+	w.broke = true
 	if w.cr.over {
 		return w.tooManyBytes(member)
 	}
