@@ -1,8 +1,16 @@
 package engine
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox/seal"
 
 	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -10,14 +18,18 @@ import (
 
 // QuarantineCrashedTree does, for a host run that died before its
 // finalize (recorded as running; the caller has checked that its process
-// is gone), what the finalize would have done to its worktree: every
-// repository the worker left there, its core.fsmonitor, hooks and
-// filters armed for any git run inside, is moved into <runDir>/quarantine,
-// disarmed (export.Disarm) and added to dropped_git_entries. Whatever then
-// reads or commits the tree (cleanup's park, a snapshot, accept,
-// --branch-from) never carries a worker's repository into a commit the
+// is gone), what the finalize would have done to its worktree. With the
+// seal's baseline recorded, the tree is sealed against it (package seal):
+// the repositories the worker made are moved into <runDir>/quarantine,
+// disarmed, and what else the worker left that no diff shows (ignored
+// files, special files, links out of the tree, setuid bits) is taken out
+// and recorded, as the finalize would have. Without one (a run of an older
+// version, or one that died before the checkout), only the repositories
+// are moved (export.QuarantineRepositories). Whatever then reads or
+// commits the tree (cleanup's park, a snapshot, accept, --branch-from)
+// never carries a worker's repository or hidden file into a commit the
 // operator checks out. A finished run's tree, and a docker run's (the
-// export quarantines), are left as they are. It returns the paths moved.
+// export seals), are left as they are. It returns the repositories moved.
 func QuarantineCrashedTree(runDir string, rec transcript.Record) ([]string, error) {
 	status, _ := rec.String("status")
 	sandbox, _ := rec.String("sandbox")
@@ -26,6 +38,9 @@ func QuarantineCrashedTree(runDir string, rec transcript.Record) ([]string, erro
 		return nil, nil
 	}
 	dest := filepath.Join(runDir, "quarantine")
+	if since, ok := recordedBaseline(rec); ok {
+		return sealCrashedTree(runDir, rec, worktree, since, dest)
+	}
 	moved, err := export.QuarantineRepositories(worktree, dest)
 	if err == nil {
 		err = export.Disarm(dest, moved)
@@ -34,19 +49,96 @@ func QuarantineCrashedTree(runDir string, rec transcript.Record) ([]string, erro
 		return moved, fmt.Errorf("move the worker's repositories out of %s: %w", worktree, err)
 	}
 	if len(moved) > 0 {
-		dropped := moved
-		if prior, ok := rec["dropped_git_entries"].([]any); ok {
-			dropped = nil
-			for _, p := range prior {
-				if s, ok := p.(string); ok {
-					dropped = append(dropped, s)
-				}
-			}
-			dropped = append(dropped, moved...)
-		}
+		dropped := append(recordedStrings(rec, "dropped_git_entries"), moved...)
 		if _, err := transcript.MergeRecord(runDir, transcript.Record{"dropped_git_entries": dropped}); err != nil {
 			return moved, fmt.Errorf("record the repositories moved out of %s: %w", worktree, err)
 		}
 	}
 	return moved, nil
+}
+
+// recordedBaseline is the seal's baseline the run recorded.
+func recordedBaseline(rec transcript.Record) (time.Time, bool) {
+	s, ok := rec.String(sealBaselineKey)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+// recordedStrings is the list of strings under key in rec.
+func recordedStrings(rec transcript.Record, key string) []string {
+	var out []string
+	if l, ok := rec[key].([]any); ok {
+		for _, x := range l {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// sealCrashedTree seals a crashed host run's worktree against the
+// baseline it recorded, and records what the seal found.
+func sealCrashedTree(runDir string, rec transcript.Record, worktree string, since time.Time, dest string) ([]string, error) {
+	ctx := context.Background()
+	repoRoot, _ := rec.String("repo")
+	base, _ := rec.String("base_commit")
+	b, err := baseSealBaseline(ctx, repoRoot, base)
+	if err != nil {
+		return nil, fmt.Errorf("seal the worktree %s: %w", worktree, err)
+	}
+	b.Since = since
+	report, _, err := seal.SealInPlace(ctx, worktree, b, dest)
+	if err != nil {
+		return report.Repositories, fmt.Errorf("seal the worktree %s: %w", worktree, err)
+	}
+	var a transcript.Artifacts
+	a.DroppedGitEntries = recordedStrings(rec, "dropped_git_entries")
+	a.SkippedSpecialEntries = recordedStrings(rec, "skipped_special_entries")
+	a.EscapingSymlinks = recordedStrings(rec, "escaping_symlinks")
+	a.UnexportedEntries = recordedStrings(rec, "unexported_entries")
+	seal.Evidence(&a, report)
+	if _, err := transcript.MergeRecord(runDir, transcript.Record{
+		"dropped_git_entries": a.DroppedGitEntries, "skipped_special_entries": a.SkippedSpecialEntries,
+		"escaping_symlinks": a.EscapingSymlinks, "ignored_changes": a.IgnoredChanges, "mode_changes": a.ModeChanges,
+	}); err != nil {
+		return report.Repositories, fmt.Errorf("record what the seal of %s found: %w", worktree, err)
+	}
+	return report.Repositories, nil
+}
+
+// baseSealBaseline is what a tree of repoRoot's base commit is sealed
+// against, but the time: the base tree's paths, the repository's own
+// excludes, and the root's .git, which is the lane's.
+func baseSealBaseline(ctx context.Context, repoRoot, base string) (seal.Baseline, error) {
+	g := gitops.New()
+	blobs, err := g.TreeBlobs(ctx, repoRoot, base)
+	if err != nil {
+		return seal.Baseline{}, fmt.Errorf("read the base tree: %w", err)
+	}
+	b := seal.Baseline{Tracked: make(map[string]uint32, len(blobs)), KeepRootGit: true}
+	for _, bl := range blobs {
+		b.Tracked[bl.Path] = bl.Mode
+	}
+	if repo, err := g.ResolveRepo(ctx, repoRoot); err == nil {
+		if b.Exclude, err = os.ReadFile(filepath.Join(repo.CommonDir, "info", "exclude")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return seal.Baseline{}, fmt.Errorf("read the repository's excludes: %w", err)
+		}
+	}
+	return b, nil
+}
+
+// sealBaselineKey is the run.json key holding the seal's baseline: when
+// the checkout (and setup) were done and the worker's own changes began.
+const sealBaselineKey = "seal_baseline"
+
+// sealBaseline records the seal's baseline in run.json, so that the tree
+// of a run that dies before its finalize can be sealed as the finalize
+// would have (QuarantineCrashedTree). A record that cannot be written
+// only costs that.
+func (r *record) sealBaseline(since time.Time) {
+	_, _ = transcript.MergeRecord(r.dir, transcript.Record{sealBaselineKey: since.UTC().Format(time.RFC3339Nano)})
 }

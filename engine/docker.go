@@ -14,7 +14,7 @@ import (
 
 // hostModeHint ends every docker refusal's hint: the way to run without
 // docker at all.
-const hostModeHint = "run with --sandbox none: host mode, where bash is confined by Landlock"
+const hostModeHint = "run with --sandbox none: host mode, where every command runs in a jail of its own"
 
 // dockerWorkspace is what a run needs of the docker sandbox beyond the
 // tools: what it records about the container.
@@ -106,9 +106,15 @@ func (r *Runner) openDocker(ctx context.Context, p *prepared, rec *record, slug 
 	cfg.Slug = slug
 	cfg.Worktree, cfg.Branch, cfg.BaseCommit = lane.Worktree, lane.Branch, lane.BaseCommit
 	cfg.RunDir = rec.dir
+	allow, err := egressAllowlist(ctx, p.spec, p.repo.Root, lane.BaseCommit)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Allow = allow
 	cfg.Resume = p.resume != nil
 	cfg.OnReset = events.reset
 	cfg.OnSetup = events.setupDone
+	cfg.OnBaseline = rec.sealBaseline
 	cfg.Trace = r.mark
 	ws, err := r.dockerBackend().open(ctx, cfg)
 	if err != nil {

@@ -51,28 +51,20 @@ type VerifyConfig struct {
 	Command string
 	Rounds  int           // retries allowed after the first failure
 	Timeout time.Duration // clamped to 1..600 s
-	// FreshHome runs the command with a home of its own: the sandbox's
-	// home lies outside the tree (docker mode), where nothing the worker
-	// put is reviewed.
-	FreshHome bool
 }
 
-// verifyScript is command as the verify step runs it: with a /tmp, a
-// Python bytecode cache and, with freshHome, a home of its own, and no
-// Python user site. The outcome is evidence for the reviewer, so only
-// what they review may decide it: a usercustomize.py in the home's user
-// site, or a .pyc in an ignored __pycache__ that claims to match a test's
-// source, runs on every python start and could print "412 passed" and
-// exit 0 with nothing in the diff to show for it.
-func verifyScript(command string, freshHome bool) string {
+// verifyScript is command as the verify step runs it: with a Python
+// bytecode cache of its own and no Python user site (the workspace gives
+// the session a fresh home, TMPDIR and git dir). The outcome is evidence
+// for the reviewer, so only what they review may decide it: a .pyc that
+// claims to match a test's source, or a usercustomize.py, runs on every
+// python start and could print "412 passed" and exit 0 with nothing in
+// the diff to show for it.
+func verifyScript(command string) string {
 	var b strings.Builder
-	b.WriteString("__dw_verify=$(mktemp -d) || exit 125\n")
-	b.WriteString(`mkdir -p "$__dw_verify/tmp" "$__dw_verify/pycache"` + "\n")
-	if freshHome {
-		b.WriteString(`mkdir -p "$__dw_verify/home" && export HOME="$__dw_verify/home"` + "\n")
-	}
-	b.WriteString(`export TMPDIR="$__dw_verify/tmp" PYTHONPYCACHEPREFIX="$__dw_verify/pycache" PYTHONNOUSERSITE=1` + "\n")
-	b.WriteString("unset __dw_verify BASH_ENV ENV PYTHONSTARTUP PYTHONUSERBASE\n")
+	b.WriteString(`mkdir -p "$TMPDIR/pycache" || exit 125` + "\n")
+	b.WriteString(`export PYTHONPYCACHEPREFIX="$TMPDIR/pycache" PYTHONNOUSERSITE=1` + "\n")
+	b.WriteString("unset BASH_ENV ENV PYTHONSTARTUP PYTHONUSERBASE\n")
 	b.WriteString(command)
 	return b.String()
 }
@@ -466,7 +458,7 @@ func (r *run) complete(ctx context.Context, final, pending string) (status, msg 
 		return StatusCompleted, final, true
 	}
 	timeout := min(max(v.Timeout, time.Second), 600*time.Second)
-	text, exit, _, _, err := r.l.Tools.RunBash(ctx, verifyScript(v.Command, v.FreshHome), timeout)
+	res, err := r.l.Tools.RunVerify(ctx, verifyScript(v.Command), timeout)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -478,9 +470,19 @@ func (r *run) complete(ctx context.Context, final, pending string) (status, msg 
 		}
 	}
 	r.verifyN++
+	exit := res.Exit
 	passed := exit != nil && *exit == 0
-	tail := lastRunes(text, verifyTailCap)
-	r.out.Verify = &transcript.VerifyResult{Command: v.Command, ExitCode: exit, OutputTail: tail, Rounds: r.verifyN, Passed: passed}
+	reason := ""
+	if passed && len(res.Run.Changed) > 0 {
+		// What it judged is not what it left: it does not count.
+		passed = false
+		reason = "the tree changed while verify ran: " + strings.Join(res.Run.Changed, ", ")
+	}
+	tail := lastRunes(res.Text, verifyTailCap)
+	r.out.Verify = &transcript.VerifyResult{
+		Command: v.Command, ExitCode: exit, OutputTail: tail, Rounds: r.verifyN, Passed: passed,
+		Tree: res.Run.Tree, Reason: reason,
+	}
 	r.write(transcript.Verify{Round: r.verifyN, ExitCode: exit, Passed: passed})
 	if passed {
 		return StatusCompleted, final, true
@@ -490,7 +492,7 @@ func (r *run) complete(ctx context.Context, final, pending string) (status, msg 
 	}
 	r.repeat.clear()
 	r.hist.add(provider.Message{Role: provider.RoleUser, Content: joinParagraphs(
-		verifyFailedText(r.verifyN, v.Rounds, v.Command, exit, tail), pending)})
+		verifyFailedText(r.verifyN, v.Rounds, v.Command, exit, tail, reason, res.Run.Sealed), pending)})
 	return "", "", false
 }
 
@@ -515,5 +517,5 @@ func (p *progressReporter) report(tokens int) {
 	}
 	p.last = now
 	rate := float64(tokens) / now.Sub(p.start).Seconds()
-	p.r.write(transcript.ModelProgress{Turn: p.turn, Tokens: tokens, TokensPerS: float64(int(rate*10)) / 10})
+	p.r.write(transcript.ModelProgress{Turn: p.turn, Tokens: tokens, TokensPerS: transcript.Float(float64(int(rate*10)) / 10)})
 }

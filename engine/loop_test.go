@@ -46,10 +46,12 @@ func (f *fakeProvider) Chat(ctx context.Context, req provider.Request) (provider
 // fakeWS is a workspace whose bash answers from a function and whose file
 // tools answer fixed strings.
 type fakeWS struct {
-	bash    func(cmd string) sandbox.BashResult
-	writes  int
-	budget  error
-	answers map[string]string
+	bash func(cmd string) sandbox.BashResult
+	// verifyChanged is what a verify reports it changed.
+	verifyChanged []string
+	writes        int
+	budget        error
+	answers       map[string]string
 }
 
 func (w *fakeWS) DisplayRoot() string { return "/wt" }
@@ -93,8 +95,17 @@ func (w *fakeWS) Bash(_ context.Context, cmd string, t time.Duration) (sandbox.B
 	return r, nil
 }
 
+// fakeTree is the tree hash every fake verify judges and every fake
+// finalize reports: the tree the run left is the one judged.
+const fakeTree = "sha256:fake"
+
+func (w *fakeWS) Verify(ctx context.Context, cmd string, t time.Duration) (sandbox.VerifyRun, error) {
+	r, err := w.Bash(ctx, cmd, t)
+	return sandbox.VerifyRun{BashResult: r, Tree: fakeTree, Changed: w.verifyChanged}, err
+}
+
 func (w *fakeWS) Finalize(context.Context) (sandbox.Finalization, error) {
-	return sandbox.Finalization{}, nil
+	return sandbox.Finalization{TreeHash: fakeTree}, nil
 }
 func (w *fakeWS) Close() error { return nil }
 

@@ -48,7 +48,7 @@ func malformedText(k int) string {
 		"Re-issue them as proper tool calls.", k, calls)
 }
 
-func verifyFailedText(round, rounds int, command string, exit *int, tail string) string {
+func verifyFailedText(round, rounds int, command string, exit *int, tail, reason string, sealed []string) string {
 	code := "none (it timed out or could not run)"
 	if exit != nil {
 		code = fmt.Sprint(*exit)
@@ -56,7 +56,17 @@ func verifyFailedText(round, rounds int, command string, exit *int, tail string)
 	var b strings.Builder
 	fmt.Fprintf(&b, "VERIFY FAILED (round %d of %d). The verification command `%s` exited with code %s.\n",
 		round, rounds+1, command, code)
+	if reason != "" {
+		fmt.Fprintf(&b, "It does not count: %s.\n", reason)
+	}
 	fmt.Fprintf(&b, "Last output:\n%s\n\n", tail)
+	if len(sealed) > 0 {
+		b.WriteString("Before it ran, the tree was made what the review and the export take:\n")
+		for _, s := range sealed {
+			b.WriteString("- " + s + "\n")
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("Fix the problem, then call finish(summary=...) again.")
 	return b.String()
 }

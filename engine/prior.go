@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -152,13 +150,15 @@ func PreResumeStashes(worktree string) ([]string, error) {
 
 // priorAlive reports whether the run in dir still runs: its liveness lock
 // is held; or, for a record made before there was one (dirtywork 0.9.1),
-// its status is running and its host_pid answers signal 0 (D-4).
+// its status is running and its host_pid is still the run's process
+// (transcript.LegacyAlive: D-4's signal 0, and a process that looks like
+// the run's).
 func priorAlive(dir string, rec transcript.Record) (bool, error) {
 	alive, err := transcript.IsAlive(dir)
 	if err != nil || alive {
 		return alive, err
 	}
-	if _, err := os.Lstat(filepath.Join(dir, ".alive")); err == nil {
+	if transcript.HasLivenessFile(dir) {
 		return false, nil // the lock says it all
 	}
 	if status, _ := rec.String("status"); status != "running" {
@@ -168,16 +168,11 @@ func priorAlive(dir string, rec transcript.Record) (bool, error) {
 		return false, nil
 	}
 	pid, ok := rec.Int("host_pid")
-	if !ok || pid <= 0 || pid > 1<<31-1 {
+	if !ok {
 		return false, nil
 	}
-	err = unix.Kill(int(pid), 0)
-	switch {
-	case err == nil, errors.Is(err, unix.EPERM):
-		return true, nil
-	default:
-		return false, nil
-	}
+	started, _ := rec.String("started")
+	return transcript.LegacyAlive(pid, started), nil
 }
 
 func isDir(p string) bool {

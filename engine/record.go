@@ -115,7 +115,7 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 	}
 	prefixReuse := out.PrefixReuse
 	end := transcript.RunEnd{
-		Status: status, Turns: out.Turns, DurationS: out.Duration.Seconds(), Usage: out.Usage,
+		Status: status, Turns: out.Turns, DurationS: transcript.Float(out.Duration.Seconds()), Usage: out.Usage,
 		StuckOn: out.StuckOn, LastToolResult: out.LastToolResult, LastAssistantText: out.LastAssistantText,
 		Verify: out.Verify, TrimmedTurns: out.TrimmedTurns, Timeouts: out.Timeouts,
 		ContextWindowSource: p.windowSource, Artifacts: artifacts, PrefixReuse: &prefixReuse, Setup: setup,

@@ -93,7 +93,9 @@ func WaitRun(ctx context.Context, runDir string) error {
 		if _, err := os.Stat(runDir); errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("run dir %s: %w", runDir, err)
 		}
-		alive, err := transcript.IsAlive(runDir)
+		// A run 0.9.1 started has no lock; its recorded process decides.
+		rec, _ := transcript.ReadRecord(runDir)
+		alive, err := priorAlive(runDir, rec)
 		if err != nil {
 			return err
 		}

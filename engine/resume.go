@@ -42,6 +42,16 @@ type ResumeRequest struct {
 	// Model, Image and Provider count only when given.
 	Spec                                  Spec
 	ModelGiven, ImageGiven, ProviderGiven bool
+	// Given says which of the settings a resume inherits the command line
+	// gave: those are Spec's, the others the resumed run's.
+	Given ResumeOverrides
+}
+
+// ResumeOverrides are the inherited settings the command line gave a
+// resume (RE-5 with 0.9.1's precedence: the flag, then what the resumed
+// run recorded, then the built-in default).
+type ResumeOverrides struct {
+	AllowCommit, Verify, VerifyRounds, VerifyTimeout bool
 }
 
 // resumePlan is what a resume carries into execute.
@@ -139,6 +149,9 @@ func (r *Runner) prepareResume(ctx context.Context, req ResumeRequest) (*prepare
 
 	p, err := r.preflight(ctx, spec)
 	var pe *PreflightError
+	if errors.As(err, &pe) && spec.AllowCommit && spec.Sandbox == "docker" && strings.HasPrefix(pe.Msg, "--allow-commit") {
+		pe.Hint = fmt.Sprintf("run '%s' is a docker run, and a resume keeps its sandbox: leave --allow-commit out", prior.Slug)
+	}
 	if errors.As(err, &pe) && strings.Contains(pe.Hint, hostModeHint) {
 		// The sandbox mode is the resumed run's: host mode is no way out.
 		hint := strings.TrimRight(strings.ReplaceAll(pe.Hint, hostModeHint, ""), " ,;")
@@ -163,24 +176,30 @@ func (r *Runner) prepareResume(ctx context.Context, req ResumeRequest) (*prepare
 }
 
 // resumeSpec is the new run's Spec (RE-5): repository, worktree, branch,
-// base, sandbox mode, provider, commit rule and verify carried over; model
-// and image unless given; everything else as the flags say.
+// base, sandbox mode and provider carried over; model, image, the commit
+// rule and the verify settings too unless given (a setting the resumed run
+// did not record keeps req.Spec's value, the built-in default);
+// everything else as the flags say.
 func resumeSpec(req ResumeRequest, prior *PriorRecord) Spec {
 	s := req.Spec
 	s.Repo, s.Sandbox, s.Provider = prior.Repo, prior.Sandbox, prior.Provider
 	s.BranchFrom = ""
-	s.AllowCommit = prior.AllowCommit
 	if !req.ModelGiven {
 		s.Model = prior.Model
 	}
 	if !req.ImageGiven && prior.Image != "" {
 		s.Docker.Image = prior.Image
 	}
-	s.VerifyCommand = prior.VerifyCommand
-	if prior.VerifyRounds != nil {
+	if !req.Given.AllowCommit {
+		s.AllowCommit = prior.AllowCommit
+	}
+	if !req.Given.Verify {
+		s.VerifyCommand = prior.VerifyCommand
+	}
+	if !req.Given.VerifyRounds && prior.VerifyRounds != nil {
 		s.VerifyRounds = *prior.VerifyRounds
 	}
-	if prior.VerifyTimeout != nil {
+	if !req.Given.VerifyTimeout && prior.VerifyTimeout != nil {
 		s.VerifyTimeout = *prior.VerifyTimeout
 	}
 	return s

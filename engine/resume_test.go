@@ -374,3 +374,47 @@ func TestResumeRefusesACollidingSlug(t *testing.T) {
 		t.Fatalf("the prior run is still held alive after the refusal (%v)", err)
 	}
 }
+
+// TestResumeSpecPrecedence: the settings a resume inherits (--allow-commit,
+// --verify, --verify-rounds, --verify-timeout) are, in 0.9.1's order, the
+// command line's, else what the resumed run recorded, else the built-in
+// defaults (req.Spec's values when nothing was given).
+func TestResumeSpecPrecedence(t *testing.T) {
+	intp := func(n int) *int { return &n }
+	recorded := &PriorRecord{
+		Repo: "/r", Sandbox: "none", Provider: "openai", Model: "m",
+		AllowCommit: true, VerifyCommand: "make test", VerifyRounds: intp(3), VerifyTimeout: intp(90),
+	}
+	unrecorded := &PriorRecord{Repo: "/r", Sandbox: "none", Provider: "openai", Model: "m"}
+	defaults := Spec{VerifyRounds: 1, VerifyTimeout: 600}
+	flags := Spec{AllowCommit: false, VerifyCommand: "go test ./...", VerifyRounds: 0, VerifyTimeout: 30}
+	all := ResumeOverrides{AllowCommit: true, Verify: true, VerifyRounds: true, VerifyTimeout: true}
+	type want struct {
+		allow          bool
+		verify         string
+		rounds, timout int
+	}
+	for _, tc := range []struct {
+		name  string
+		prior *PriorRecord
+		spec  Spec
+		given ResumeOverrides
+		want  want
+	}{
+		{"recorded, nothing given", recorded, defaults, ResumeOverrides{}, want{true, "make test", 3, 90}},
+		{"not recorded, nothing given", unrecorded, defaults, ResumeOverrides{}, want{false, "", 1, 600}},
+		{"every flag given over recorded values", recorded, flags, all, want{false, "go test ./...", 0, 30}},
+		{"every flag given over nothing recorded", unrecorded, flags, all, want{false, "go test ./...", 0, 30}},
+		{"an empty --verify turns the inherited verify off", recorded, Spec{VerifyRounds: 1, VerifyTimeout: 600}, ResumeOverrides{Verify: true}, want{true, "", 3, 90}},
+		{"one flag given, the rest inherited", recorded, Spec{VerifyRounds: 5, VerifyTimeout: 600}, ResumeOverrides{VerifyRounds: true}, want{true, "make test", 5, 90}},
+		{"--allow-commit given where the run had none", unrecorded, Spec{AllowCommit: true, VerifyRounds: 1, VerifyTimeout: 600}, ResumeOverrides{AllowCommit: true}, want{true, "", 1, 600}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := resumeSpec(ResumeRequest{Spec: tc.spec, Given: tc.given}, tc.prior)
+			got := want{s.AllowCommit, s.VerifyCommand, s.VerifyRounds, s.VerifyTimeout}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}

@@ -442,10 +442,37 @@ func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, ws sandbox.Wo
 	r.mark("loop")
 	fin, err := r.finalizeWork(ctx, p, ws)
 	r.mark("finalize")
+	judgedExported(&out, fin)
 	if err != nil {
 		return out, nil, err
 	}
 	return out, fin, nil
+}
+
+// judgedExported holds a passed verify to the tree the run left: the
+// sealed tree the export took must be the one verify judged, else the
+// verify does not pass (and a completed run is verify_failed).
+func judgedExported(out *Outcome, fin *sandbox.Finalization) {
+	v := out.Verify
+	if v == nil || !v.Passed {
+		return
+	}
+	exported := ""
+	if fin != nil {
+		exported = fin.TreeHash
+	}
+	if exported == v.Tree && exported != "" {
+		return
+	}
+	v.Passed = false
+	if exported == "" {
+		v.Reason = "the tree the run left could not be sealed, so nothing shows it is the tree verify judged"
+	} else {
+		v.Reason = fmt.Sprintf("the tree the run left (%s) is not the tree verify judged (%s)", exported, v.Tree)
+	}
+	if out.Status == StatusCompleted {
+		out.Status = StatusVerifyFailed
+	}
 }
 
 // runLoop runs the agent loop; a panic ends it as model_error.
@@ -469,8 +496,7 @@ func (r *Runner) runLoop(ctx context.Context, p *prepared, ws sandbox.Workspace,
 	if spec.VerifyCommand != "" {
 		loop.Verify = &VerifyConfig{
 			Command: spec.VerifyCommand, Rounds: spec.VerifyRounds,
-			Timeout:   time.Duration(spec.VerifyTimeout) * time.Second,
-			FreshHome: spec.Sandbox == "docker",
+			Timeout: time.Duration(spec.VerifyTimeout) * time.Second,
 		}
 	}
 	return loop.Run(ctx, system, spec.Task)
@@ -483,7 +509,7 @@ func (r *Runner) runStart(p *prepared, lane gitops.Lane, sandboxSettings any) tr
 		ContextWindow: p.window, ContextWindowSource: p.windowSource,
 		Repo: p.repo.Root, Worktree: lane.Worktree, Branch: lane.Branch, BranchFrom: p.branchFrom,
 		BaseCommit: lane.BaseCommit, BaseURL: p.prov.BaseURL(), DirtyworkVersion: r.Version,
-		Temperature: spec.Temperature, Sandbox: sandboxSettings, Provider: spec.Provider,
+		Temperature: (*transcript.Float)(spec.Temperature), Sandbox: sandboxSettings, Provider: spec.Provider,
 		ResumedFrom: spec.ResumedFrom, Feedback: spec.Feedback, BaseRef: p.baseRefName(),
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/seal"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -58,9 +59,77 @@ var checkExportLane = docker.CheckExportLane
 // cannot be asked, a volume that does not exist, an unreadable base
 // commit, an image that is not there.
 func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportResult, error) {
-	refuse := func(format string, args ...any) (*ExportResult, error) {
+	cfg, dir, err := volumeExportOf(ctx, slug, opts)
+	if err != nil {
+		return nil, err
+	}
+	fin, err := exportVolume(ctx, cfg)
+	if err != nil {
+		if errors.Is(err, docker.ErrVolumeMissing) {
+			msg := fmt.Sprintf("volume %s of '%s' does not exist", cfg.Volume, slug)
+			return nil, &PreflightError{Msg: msg, Err: errors.New(msg)}
+		}
+		return nil, &PreflightError{Msg: err.Error(), Hint: dockerHint(err), Err: err}
+	}
+	if fin.ExportStatus == "ok" {
+		// The volume's tree reached the lane by a download after the run
+		// died, without the seal its finalize would have made: the
+		// worker's git-ignored files are taken out of the lane and
+		// listed here instead. Their times were rewritten by the export,
+		// so every ignored file counts as the run's, the setup's too.
+		if b, err := baseSealBaseline(ctx, cfg.RepoRoot, cfg.BaseCommit); err == nil {
+			b.Untimed = true
+			report, _, serr := seal.Seal(ctx, cfg.Worktree, b, true)
+			if serr != nil {
+				fin.ExportStatus = "export_failed: seal the exported tree: " + serr.Error()
+			}
+			seal.Evidence(&fin, report)
+		} else {
+			fin.ExportStatus = "export_failed: " + err.Error()
+		}
+	}
+	res := &ExportResult{Slug: slug, Worktree: cfg.Worktree, Status: fin.ExportStatus, OK: fin.ExportStatus == "ok", Fin: fin}
+	updated, err := transcript.UpdateRecord(dir, func(r transcript.Record) error {
+		maps.Copy(r, exportFields(&fin))
+		prev, _ := r["status"].(string)
+		switch {
+		case res.OK && (prev == "" || prev == "running" || prev == StatusExportFailed):
+			r["status"] = StatusCompleted
+		case !res.OK && (prev == "" || prev == "running" || prev == StatusCompleted):
+			r["status"] = StatusExportFailed
+		}
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("exported, but run.json of '%s' was not updated: %w", slug, err)
+	}
+	res.RunStatus, _ = updated["status"].(string)
+	return res, nil
+}
+
+// salvageVolume is the docker salvage; tests substitute it.
+var salvageVolume = docker.SalvageVolume
+
+// SalvageRun writes into the lane of the docker run slug what can be
+// written of its kept work volume when the export refuses the tree as a
+// whole (docker.SalvageVolume), for the cleanup that parks it before the
+// volume goes. It refuses what ExportRun refuses, and records nothing in
+// run.json: the run's export did not succeed.
+func SalvageRun(ctx context.Context, slug string, opts ExportOptions) (docker.VolumeSalvage, error) {
+	cfg, _, err := volumeExportOf(ctx, slug, opts)
+	if err != nil {
+		return docker.VolumeSalvage{}, err
+	}
+	return salvageVolume(ctx, cfg)
+}
+
+// volumeExportOf is what exporting slug's volume takes, once every
+// refusal before the export itself (ExportRun's) is passed, and the run
+// dir.
+func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (docker.VolumeExport, string, error) {
+	refuse := func(format string, args ...any) (docker.VolumeExport, string, error) {
 		msg := fmt.Sprintf(format, args...)
-		return nil, &PreflightError{Msg: msg, Err: errors.New(msg)}
+		return docker.VolumeExport{}, "", &PreflightError{Msg: msg, Err: errors.New(msg)}
 	}
 	if err := transcript.ValidSlug(slug); err != nil {
 		return refuse("%v", err)
@@ -84,7 +153,7 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	if str("sandbox") != "docker" {
 		return refuse("'%s' is not a docker-sandbox run", slug)
 	}
-	switch alive, err := transcript.IsAlive(dir); {
+	switch alive, err := priorAlive(dir, rec); {
 	case err != nil:
 		return refuse("cannot tell whether '%s' still runs: %v", slug, err)
 	case alive:
@@ -116,30 +185,7 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	if cfg.MaxPatchMB <= 0 {
 		cfg.MaxPatchMB = 10
 	}
-	fin, err := exportVolume(ctx, cfg)
-	if err != nil {
-		if errors.Is(err, docker.ErrVolumeMissing) {
-			return refuse("volume %s of '%s' does not exist", volume, slug)
-		}
-		return nil, &PreflightError{Msg: err.Error(), Hint: dockerHint(err), Err: err}
-	}
-	res := &ExportResult{Slug: slug, Worktree: worktree, Status: fin.ExportStatus, OK: fin.ExportStatus == "ok", Fin: fin}
-	updated, err := transcript.UpdateRecord(dir, func(r transcript.Record) error {
-		maps.Copy(r, exportFields(&fin))
-		prev, _ := r["status"].(string)
-		switch {
-		case res.OK && (prev == "" || prev == "running" || prev == StatusExportFailed):
-			r["status"] = StatusCompleted
-		case !res.OK && (prev == "" || prev == "running" || prev == StatusCompleted):
-			r["status"] = StatusExportFailed
-		}
-		return nil
-	})
-	if err != nil {
-		return res, fmt.Errorf("exported, but run.json of '%s' was not updated: %w", slug, err)
-	}
-	res.RunStatus, _ = updated["status"].(string)
-	return res, nil
+	return cfg, dir, nil
 }
 
 // pristine says what is wrong with a worktree an export would write into

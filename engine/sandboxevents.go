@@ -35,7 +35,7 @@ func (s *sandboxEvents) reset(reason string) {
 func (s *sandboxEvents) setupDone(command string, exitCode *int, output string, seconds float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.setup = &transcript.Setup{Command: command, ExitCode: exitCode, Output: output, DurationS: seconds}
+	s.setup = &transcript.Setup{Command: command, ExitCode: exitCode, Output: output, DurationS: transcript.Float(seconds)}
 	if s.tw == nil {
 		s.pending = append(s.pending, *s.setup)
 		return

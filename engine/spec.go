@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/dirtywork/dirtywork/sandbox/egress"
+)
 
 // Spec is everything one run needs, as the command line (or mission
 // control) gives it.
@@ -38,9 +42,16 @@ type Spec struct {
 	// modes; --pids-limit).
 	PidsLimit int
 
-	// Docker holds the docker settings; AllowNetwork, Memory and TmpSize
-	// apply to host mode too.
+	// Docker holds the docker settings; AllowNetwork, Memory, TmpSize and
+	// CPUs apply to host mode too.
 	Docker DockerSpec
+
+	// AllowHosts are the operator's --allow-host rules: what the egress
+	// proxy of a run with network (--allow-network, --setup) lets through
+	// besides the hosts the repository's lockfiles call for.
+	AllowHosts egress.Allowlist
+	// NoDefaultHosts leaves the lockfiles' hosts out: AllowHosts only.
+	NoDefaultHosts bool
 
 	// Feedback and ResumedFrom are set by resume.
 	Feedback    *string
@@ -48,8 +59,8 @@ type Spec struct {
 }
 
 // DockerSpec holds the sandbox settings that began as docker-only ones.
-// They are validated with the rest; AllowNetwork, Memory and TmpSize are
-// used by the host sandbox too.
+// They are validated with the rest; AllowNetwork, Memory, TmpSize and CPUs
+// are used by the host sandbox too.
 type DockerSpec struct {
 	Image        string
 	AllowNetwork bool

@@ -45,14 +45,18 @@ func (r *Runner) openWorkspace(ctx context.Context, p *prepared, rec *record, sl
 		return r.openDocker(ctx, p, rec, slug, lane, events)
 	}
 	spec := p.spec
+	allow, err := egressAllowlist(ctx, spec, p.repo.Root, lane.BaseCommit)
+	if err != nil {
+		return nil, err
+	}
 	ws, err := host.Open(ctx, host.Config{
 		Worktree: lane.Worktree, RepoRoot: p.repo.Root, CommonDir: p.repo.CommonDir, AdminDir: lane.GitDir,
 		Branch: lane.Branch, BaseCommit: lane.BaseCommit, RunDir: rec.dir,
 		WithHistory: spec.Docker.WithHistory, KeepTree: spec.ResumedFrom != nil, AllowCommit: spec.AllowCommit,
 		Limits:     sandbox.Limits{MaxBytes: int64(spec.MaxWorktreeMB) << 20, MaxEntries: int64(spec.MaxWorktreeFiles)},
 		MaxPatchMB: spec.Docker.MaxPatchMB,
-		Network:    spec.Docker.AllowNetwork, PidsLimit: spec.PidsLimit,
-		MemoryBytes: p.hostMemory, TmpBytes: p.hostTmp, GitDirBytes: p.hostGitdir,
+		Network:    spec.Docker.AllowNetwork, Allow: allow, PidsLimit: spec.PidsLimit,
+		MemoryBytes: p.hostMemory, TmpBytes: p.hostTmp, GitDirBytes: p.hostGitdir, CPUs: spec.Docker.CPUs,
 		AllowUnconfined: r.getenv(AllowUnconfinedEnv) == "1",
 		Probe:           p.jailProbe,
 		Trace:           r.mark,
@@ -61,6 +65,7 @@ func (r *Runner) openWorkspace(ctx context.Context, p *prepared, rec *record, sl
 			_, _ = transcript.MergeRecord(rec.dir, transcript.Record{"jail": info})
 		},
 		UserSiteCache: p.userSiteCache,
+		OnBaseline:    rec.sealBaseline,
 	})
 	if err != nil {
 		if errors.Is(err, host.ErrNoJail) {

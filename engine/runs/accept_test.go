@@ -11,6 +11,7 @@ import (
 )
 
 func TestAcceptCommitsEveryChangeWithTrailersAndWarnings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "acc", nil)
@@ -55,6 +56,7 @@ func TestAcceptCommitsEveryChangeWithTrailersAndWarnings(t *testing.T) {
 }
 
 func TestAcceptWithFilesCommitsExactlyThose(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "some", nil)
@@ -79,6 +81,7 @@ func TestAcceptWithFilesCommitsExactlyThose(t *testing.T) {
 }
 
 func TestAcceptRefusesALiveRunAndAnEmptyWorktree(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "alive", map[string]any{"status": "running"})
@@ -100,6 +103,7 @@ func TestAcceptRefusesALiveRunAndAnEmptyWorktree(t *testing.T) {
 }
 
 func TestMergeFastForwardsTheCheckedOutBranchWithoutFiltersOrHooks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "ff", nil)
@@ -125,6 +129,7 @@ func TestMergeFastForwardsTheCheckedOutBranchWithoutFiltersOrHooks(t *testing.T)
 }
 
 func TestMergeMakesAMergeCommitWhenTheBaseMoved(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "moved", nil)
@@ -149,6 +154,7 @@ func TestMergeMakesAMergeCommitWhenTheBaseMoved(t *testing.T) {
 }
 
 func TestMergeRefusesConflictsAndADirtyCheckout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "clash", nil)
@@ -178,6 +184,7 @@ func TestMergeRefusesConflictsAndADirtyCheckout(t *testing.T) {
 }
 
 func TestMergeBringsOnlyWhatWasAccepted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "part", nil)
@@ -203,6 +210,7 @@ func TestMergeBringsOnlyWhatWasAccepted(t *testing.T) {
 }
 
 func TestMergeIntoABranchNobodyHasCheckedOut(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	git(t, repo, "branch", "release")
@@ -220,5 +228,29 @@ func TestMergeIntoABranchNobodyHasCheckedOut(t *testing.T) {
 	}
 	if _, err := e.store.Merge(t.Context(), "rel", MergeOptions{Into: "nope"}); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("unknown target: %v", err)
+	}
+}
+
+// A merge says what it brings into the operator's branch, a link out of
+// the repository included, also when the run was accepted before.
+func TestMergeWarnsOfALinkOutOfTheRepository(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "linked", nil)
+	workerChanges(t, wt)
+	if _, err := e.store.Accept(t.Context(), "linked", AcceptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.store.Merge(t.Context(), "linked", MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, r := range res.Warnings {
+		kinds[r.Path] = r.Kind
+	}
+	if kinds["link"] != RiskLink || kinds["run.sh"] != RiskExecutable {
+		t.Fatalf("merge warnings %+v: want the link to /etc/passwd and the new executable", res.Warnings)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -103,6 +104,17 @@ func (c *cleaner) clean(ctx context.Context) {
 	slug := c.res.Slug
 	run, err := c.s.Get(slug)
 	if err != nil {
+		if ts, ok := c.s.cleaned(slug); ok && c.opts.Force && errors.Is(err, ErrNoSuchRun) {
+			// Cleaning is idempotent: with --force, a run this root's clean
+			// removed is gone, which is what was asked. (Without --force a
+			// missing run is a skip, as in 0.9.1.)
+			detail := fmt.Sprintf("%s (cleaned already, at %s", ts.RunDir, ts.CleanedAt)
+			if ts.ParkedRef != "" {
+				detail += "; its work parked under " + ts.ParkedRef
+			}
+			c.act("absent-rundir", "%s)", detail)
+			return
+		}
 		c.act("skip", "%v", err)
 		return
 	}
@@ -120,13 +132,15 @@ func (c *cleaner) clean(ctx context.Context) {
 		c.act("kept-run-dir", "%s", run.Dir)
 		return
 	}
-	removed := c.worktree(ctx)
-	c.stashes(removed)
+	if !c.worktree(ctx) {
+		c.keepStashes()
+	}
 	c.runDir()
 }
 
 // stale applies R-7's staleness rule, with the liveness lock as the test
-// (and host_pid only for records of versions that had no lock).
+// (and host_pid, checked to be the run's process, only for records of
+// 0.9.1, which had no lock: see transcript.LegacyAlive).
 func (c *cleaner) stale() bool {
 	rec := &c.run.Record
 	if c.run.Alive && rec.Status != StatusRunning {
@@ -137,15 +151,11 @@ func (c *cleaner) stale() bool {
 	if rec.Status != StatusRunning {
 		return true
 	}
-	alive := c.run.Alive
-	if !alive && !hasLivenessFile(c.run.Dir) {
-		if rec.HostPID == nil {
-			c.act("skip", "'%s' is recorded as running with no host_pid; it cannot be told dead", c.run.Slug)
-			return false
-		}
-		alive = pidAlive(*rec.HostPID)
+	if !c.run.Alive && !transcript.HasLivenessFile(c.run.Dir) && rec.HostPID == nil {
+		c.act("skip", "'%s' is recorded as running with no host_pid; it cannot be told dead", c.run.Slug)
+		return false
 	}
-	if alive {
+	if c.run.Alive {
 		c.act("skip", "'%s' is still running (its host process is alive)", c.run.Slug)
 		return false
 	}
@@ -211,6 +221,9 @@ func (c *cleaner) removeObject(ctx context.Context, kind, name string, want map[
 		if report {
 			c.act("absent-"+kind, "%s", name)
 		}
+		if kind == "volume" {
+			c.releaseStore(ctx, name)
+		}
 		return
 	case err != nil:
 		c.act("skip-"+kind, "%s: cannot inspect: %v", name, err)
@@ -231,6 +244,28 @@ func (c *cleaner) removeObject(ctx context.Context, kind, name string, want map[
 		return
 	}
 	c.act("removed-"+kind, "%s", name)
+}
+
+// releaseStore detaches and deletes the file system of a work volume that
+// is gone (a run killed before it made its volume, or a volume removed by
+// hand), when there is one; removing a volume releases its own.
+func (c *cleaner) releaseStore(ctx context.Context, volume string) {
+	if c.opts.DryRun {
+		stores, _ := c.s.docker.VolumeStores(ctx)
+		for _, st := range stores {
+			if st.Volume == volume {
+				c.act("remove-volume-store", "%s", st.Image)
+			}
+		}
+		return
+	}
+	released, err := c.s.docker.ReleaseVolumeStore(ctx, volume)
+	switch {
+	case err != nil:
+		c.act("skip-volume-store", "%s: %v", volume, err)
+	case released:
+		c.act("removed-volume-store", "%s (the file system of the volume)", volume)
+	}
 }
 
 // exportFirst keeps a work volume's tree: unless the run's record says
@@ -268,10 +303,44 @@ func (c *cleaner) exportFirst(ctx context.Context, volume string, want map[strin
 		} else if res != nil {
 			reason = res.Status
 		}
-		c.act("skip-volume", "%s: the record has no successful export and the volume cannot be exported (%s); kept", volume, reason)
-		return false
+		if !c.opts.Force || err != nil {
+			c.act("skip-volume", "%s: the record has no successful export and the volume cannot be exported (%s); kept%s",
+				volume, reason, map[bool]string{true: "", false: " (--force parks what of it can be written, then removes it)"}[c.opts.Force])
+			return false
+		}
+		return c.salvage(ctx, volume, reason, opts)
 	}
 	c.act("exported-volume", "%s into %s", volume, rec.Worktree)
+	return true
+}
+
+// salvage keeps what can be kept of a volume whose tree the export
+// refuses as a whole (a member it will not write), for --force: every
+// member the export would write on its own goes into the worktree, to be
+// parked with the rest of the run's work, and the members that made the
+// export refuse are listed as not parked. False (the volume stays) when
+// the volume could not be read at all.
+func (c *cleaner) salvage(ctx context.Context, volume, reason string, opts engine.ExportOptions) bool {
+	rec := &c.run.Record
+	sv, err := c.s.salvage(ctx, c.run.Slug, opts)
+	if err != nil {
+		c.act("skip-volume", "%s: the export refused it (%s), and nothing of it could be salvaged (%v); kept", volume, reason, err)
+		return false
+	}
+	c.act("salvaged-volume", "%s into %s to be parked: %d entries, %d bytes (the export refused the whole tree: %s)",
+		volume, rec.Worktree, sv.Entries, sv.Bytes, reason)
+	for _, l := range sv.LeftOut {
+		c.act("not-parked", "%s: %s", l.Name, l.Reason)
+	}
+	if more := sv.LeftOutCount - len(sv.LeftOut); more > 0 {
+		c.act("not-parked", "%d more entries of %s", more, volume)
+	}
+	for _, d := range sv.Dropped {
+		c.act("not-parked", "%s: a .git entry or repository (moved to %s, or left out)", d, filepath.Join(c.run.Dir, "quarantine"))
+	}
+	for _, d := range sv.Skipped {
+		c.act("not-parked", "%s: a FIFO or device", d)
+	}
 	return true
 }
 
@@ -302,7 +371,19 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 	if !c.quarantineCrashed() {
 		return false
 	}
-	park, dirty, err := c.s.snapshotForPark(ctx, c.run, l)
+	// A pre-resume stash beside the worktree is the run's work as much as
+	// the worktree is: parked below the worktree's own, and only with it.
+	from := l.tip
+	if from == "" {
+		from = rec.BaseCommit
+	}
+	stashes := c.stashList()
+	head, stashWork, err := c.s.stashChain(ctx, c.run, repo, from, stashes)
+	if err != nil {
+		c.act("skip-worktree", "%s: %v", rec.Worktree, err)
+		return false
+	}
+	park, dirty, err := c.s.snapshotForPark(ctx, c.run, l, head)
 	if err != nil {
 		c.act("skip-worktree", "%s: cannot tell whether it is clean: %v", rec.Worktree, err)
 		return false
@@ -322,7 +403,12 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 		c.act("skip-worktree", "%s: branch %s has %d commits beyond its base merged nowhere (merge it, or --force to park them under %s)", rec.Worktree, rec.Branch, ahead, ParkedRef(c.run.Slug))
 		return false
 	}
-	if dirty || ahead > 0 {
+	if !c.opts.Force && len(stashWork) > 0 {
+		c.act("skip-worktree", "%s: the pre-resume stash %s beside it holds work from before a resume (move it back into the worktree, or --force to park it under %s)",
+			rec.Worktree, strings.Join(stashWork, ", "), ParkedRef(c.run.Slug))
+		return false
+	}
+	if dirty || ahead > 0 || len(stashWork) > 0 {
 		if !c.parkWork(ctx, repo.Root, park) {
 			return false
 		}
@@ -344,6 +430,7 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 		}
 		c.act("removed-worktree", "%s", rec.Worktree)
 	}
+	c.removeStashes(stashes, stashWork)
 	if checkedOut != rec.Branch {
 		c.act("skip-branch", "%s: the worktree had %s checked out; left alone", rec.Branch, dash(checkedOut))
 	} else {
@@ -388,11 +475,15 @@ func (c *cleaner) worktreeGone(ctx context.Context, repo gitops.Repo) bool {
 		_, _ = c.s.git.Run(ctx, gitops.Call{Dir: repo.Root, Args: []string{"worktree", "prune"}})
 	}
 	c.act("absent-worktree", "%s", rec.Worktree)
-	if !strings.HasPrefix(rec.Branch, "dirtywork/") {
-		return true
+	ours := strings.HasPrefix(rec.Branch, "dirtywork/")
+	tip := ""
+	if ours {
+		if t, ok, err := c.s.git.RefTip(ctx, repo.Root, "refs/heads/"+rec.Branch); err == nil && ok {
+			tip = t
+		}
 	}
-	tip, ok, err := c.s.git.RefTip(ctx, repo.Root, "refs/heads/"+rec.Branch)
-	if err != nil || !ok {
+	c.parkOrphanStashes(ctx, repo, tip)
+	if !ours || tip == "" {
 		return true
 	}
 	if wts, err := c.s.git.Worktrees(ctx, repo.Root); err != nil {
@@ -427,7 +518,10 @@ func (c *cleaner) parkWork(ctx context.Context, repo, commit string) bool {
 	}
 	c.act("parked", "%s", how)
 	c.res.Parked = ParkedRef(c.run.Slug)
-	_, _ = transcript.MergeRecord(c.run.Dir, transcript.Record{"parked_ref": c.res.Parked})
+	if _, err := transcript.MergeRecord(c.run.Dir, transcript.Record{"parked_ref": c.res.Parked}); err != nil {
+		// The work is parked all the same; the line above names the ref.
+		c.act("unrecorded", "run.json does not name %s: %v", c.res.Parked, err)
+	}
 	return true
 }
 
@@ -455,18 +549,37 @@ func (c *cleaner) forgetLane(ctx context.Context, repo gitops.Repo) {
 	_, _ = gitops.NewManager(c.s.git, repo).Recover(ctx)
 }
 
-// stashes removes the run's pre-resume stash (R-7 step 6).
-func (c *cleaner) stashes(worktreeRemoved bool) {
+// stashList is the pre-resume stashes beside the run's worktree that are
+// directories (anything else of that name is no stash of ours: left alone).
+func (c *cleaner) stashList() []string {
 	wt := c.run.Record.Worktree
 	if wt == "" {
-		return
+		return nil
 	}
-	own := wt + engine.PreResumeMarker + c.run.Slug
 	all, _ := engine.PreResumeStashes(wt)
+	var out []string
 	for _, st := range all {
-		if st != own && !worktreeRemoved && !c.opts.Force {
-			continue
+		if fi, err := os.Lstat(st); err == nil && fi.IsDir() {
+			out = append(out, st)
 		}
+	}
+	return out
+}
+
+// keepStashes says that every pre-resume stash beside a worktree that was
+// not removed stays (R-7 step 6's kept-stash; 0.9.1's words): it may hold
+// the only copy of the work from before a resume, and it goes, parked,
+// only with its worktree.
+func (c *cleaner) keepStashes() {
+	for _, st := range c.stashList() {
+		c.act("kept-stash", "%s: kept -- worktree was not removed", st)
+	}
+}
+
+// removeStashes removes the stashes beside a worktree that was removed
+// (withWork were parked with it).
+func (c *cleaner) removeStashes(stashes, withWork []string) {
+	for _, st := range stashes {
 		if c.opts.DryRun {
 			c.act("remove-stash", "%s", st)
 			continue
@@ -475,15 +588,39 @@ func (c *cleaner) stashes(worktreeRemoved bool) {
 			c.act("skip-stash", "%s: %v", st, err)
 			continue
 		}
-		c.act("removed-stash", "%s", st)
-	}
-	if !worktreeRemoved && !c.opts.Force {
-		for _, st := range all {
-			if st != own {
-				c.act("kept-stash", "%s", st)
-			}
+		if slices.Contains(withWork, st) {
+			c.act("removed-stash", "%s (its work is parked under %s)", st, ParkedRef(c.run.Slug))
+		} else {
+			c.act("removed-stash", "%s (it held nothing that is not on the branch or parked)", st)
 		}
 	}
+}
+
+// parkOrphanStashes parks and removes the stashes beside a worktree
+// deleted by hand: nothing else holds their work, so, as the branch's
+// commits, they are parked without --force. tip is the branch's commit,
+// "" when it is gone (the chain then starts at the base commit).
+func (c *cleaner) parkOrphanStashes(ctx context.Context, repo gitops.Repo, tip string) {
+	stashes := c.stashList()
+	if len(stashes) == 0 {
+		return
+	}
+	from := tip
+	if from == "" {
+		from = c.run.Record.BaseCommit
+	}
+	head, withWork, err := c.s.stashChain(ctx, c.run, repo, from, stashes)
+	if err != nil {
+		for _, st := range stashes {
+			c.act("skip-stash", "%s: kept: %v", st, err)
+		}
+		return
+	}
+	if len(withWork) > 0 && !c.parkWork(ctx, repo.Root, head) {
+		c.keepStashes()
+		return
+	}
+	c.removeStashes(stashes, withWork)
 }
 
 // runDir removes the run dir, or keeps run.json and the transcript.
@@ -515,6 +652,12 @@ func (c *cleaner) runDir() {
 		c.act("kept-transcript", "%s", c.run.Dir)
 		return
 	}
+	parked := c.res.Parked
+	if parked == "" {
+		parked = c.run.Record.ParkedRef
+	}
+	// Best effort: without it a second clean says "no such run", as 0.9.1's did.
+	_ = c.s.markCleaned(c.run.Slug, c.run.Dir, parked)
 	if err := os.RemoveAll(c.run.Dir); err != nil {
 		c.act("skip-rundir", "%s: %v", c.run.Dir, err)
 		return
@@ -532,19 +675,4 @@ func ownerUID(path string) (int, bool) {
 		return 0, false
 	}
 	return int(st.Uid), true
-}
-
-func hasLivenessFile(dir string) bool {
-	_, err := os.Lstat(filepath.Join(dir, ".alive"))
-	return err == nil
-}
-
-// pidAlive is D-4's test, for records of versions without a liveness
-// lock: signal 0, EPERM counts as alive.
-func pidAlive(pid int64) bool {
-	if pid <= 0 || pid > 1<<22 {
-		return false
-	}
-	err := syscall.Kill(int(pid), 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

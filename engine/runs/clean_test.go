@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -31,6 +33,7 @@ func mustContain(t *testing.T, r *CleanResult, wants ...string) {
 }
 
 func TestCleanRemovesMatchingObjectsAndTheRunDir(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	e.addLaneRun(repo, "slug1", map[string]any{"sandbox": "docker", "container": "dw-slug1", "volume": "dw-slug1-work", "export_status": "ok"})
@@ -56,6 +59,7 @@ func TestCleanRemovesMatchingObjectsAndTheRunDir(t *testing.T) {
 }
 
 func TestCleanTwiceAfterKeepTranscript(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	e.addLaneRun(repo, "kept", map[string]any{"sandbox": "docker", "container": "dw-kept", "volume": "dw-kept-work"})
@@ -81,6 +85,7 @@ func TestCleanTwiceAfterKeepTranscript(t *testing.T) {
 }
 
 func TestCleanRefusesForeignLabelsAndADeadDaemon(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "labels", map[string]any{"sandbox": "docker", "container": "dw-labels", "volume": "dw-labels-work"})
@@ -102,6 +107,7 @@ func TestCleanRefusesForeignLabelsAndADeadDaemon(t *testing.T) {
 }
 
 func TestCleanLiveAndCrashedRuns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := e.addRun("live", map[string]any{"status": "running", "host_pid": os.Getpid()})
 	lock, err := transcript.AcquireLiveness(dir)
@@ -120,12 +126,15 @@ func TestCleanLiveAndCrashedRuns(t *testing.T) {
 	if r.Skipped() {
 		t.Errorf("crashed run with --force:\n%s", actions(r))
 	}
-	// A record of a version without the lock: its host_pid decides.
-	e.addRun("old", map[string]any{"status": "running", "host_pid": os.Getpid()})
+	// A record of a version without the lock: its host_pid decides, when
+	// it is still the run's process (dirtywork, started before the run).
+	pid, _ := startFakeOriginal(t)
+	e.addRun("old", map[string]any{"status": "running", "host_pid": pid, "started": isoNow()})
 	mustContain(t, e.store.Clean(t.Context(), "old", CleanOptions{Force: true}), "host process is alive")
 }
 
 func TestCleanInvalidSlugsTouchNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, slug := range []string{"../victim", "/etc", ".", "..", "a/b", "", "-x", "unknown"} {
 		if r := e.store.Clean(t.Context(), slug, CleanOptions{Force: true}); !r.Skipped() || len(r.Actions) != 1 {
@@ -135,6 +144,7 @@ func TestCleanInvalidSlugsTouchNothing(t *testing.T) {
 }
 
 func TestCleanNotOwned(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("changing a file's owner needs root")
 	}
@@ -147,6 +157,7 @@ func TestCleanNotOwned(t *testing.T) {
 }
 
 func TestCleanNeverLosesWork(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "dirty", nil)
@@ -195,6 +206,7 @@ func TestCleanNeverLosesWork(t *testing.T) {
 // before its checkout or export) has nothing to park: no parked ref that
 // would read as the deletion of every file.
 func TestCleanParksNothingOfALaneThatNeverGotATree(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "empty", nil)
@@ -220,6 +232,7 @@ func TestCleanParksNothingOfALaneThatNeverGotATree(t *testing.T) {
 }
 
 func TestCleanRefusesWorktreesThatAreNotTheRuns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	other := filepath.Join(repo, ".worktrees", "mine")
@@ -232,6 +245,7 @@ func TestCleanRefusesWorktreesThatAreNotTheRuns(t *testing.T) {
 }
 
 func TestCleanOtherBranchCheckedOutAndResumedBy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "switched", nil)
@@ -254,6 +268,7 @@ func TestCleanOtherBranchCheckedOutAndResumedBy(t *testing.T) {
 }
 
 func TestCleanExportsAVolumeWhoseTreeNeverReachedTheWorktree(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	var exported []string
@@ -283,9 +298,12 @@ func TestCleanExportsAVolumeWhoseTreeNeverReachedTheWorktree(t *testing.T) {
 		t.Errorf("parked a.txt = %q", got)
 	}
 
-	// An export that fails keeps the volume.
+	// An export that fails, of a volume nothing can be salvaged of,
+	// keeps the volume.
 	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(context.Context, string, engine.ExportOptions) (*engine.ExportResult, error) {
 		return &engine.ExportResult{Status: "export_failed: worktree exceeds 2048 MB"}, nil
+	}), WithSalvager(func(context.Context, string, engine.ExportOptions) (docker.VolumeSalvage, error) {
+		return docker.VolumeSalvage{}, errors.New("the daemon went away")
 	}))
 	wt = e.addLaneRun(repo, "vol2", map[string]any{"sandbox": "docker", "volume": "dw-vol2-work"})
 	for _, n := range []string{"a.txt", "b.txt"} {
@@ -293,13 +311,14 @@ func TestCleanExportsAVolumeWhoseTreeNeverReachedTheWorktree(t *testing.T) {
 	}
 	e.docker.addVolume("dw-vol2-work", "vol2", repo)
 	r = e.store.Clean(t.Context(), "vol2", CleanOptions{Force: true})
-	mustContain(t, r, "skip-volume: dw-vol2-work: the record has no successful export", "kept-run-dir: ")
+	mustContain(t, r, "skip-volume: dw-vol2-work: the export refused it", "could be salvaged (the daemon went away); kept", "kept-run-dir: ")
 	if _, ok := e.docker.volumes["dw-vol2-work"]; !ok {
 		t.Error("the only copy of the work was removed")
 	}
 }
 
 func TestCleanDryRunIsThePlanAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "plan", map[string]any{"sandbox": "docker", "container": "dw-plan", "volume": "dw-plan-work"})
@@ -326,6 +345,7 @@ func TestCleanDryRunIsThePlanAndChangesNothing(t *testing.T) {
 // new tree; the volume holds all of it. The lane is cleared and the
 // export tried again; the work ends up parked, none lost.
 func TestCleanOfACrashMidExportClearsTheLaneAndExports(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "midexp", map[string]any{"sandbox": "docker", "status": "running", "volume": "dw-midexp-work"})
@@ -366,6 +386,7 @@ func crashRunDir(t *testing.T, dir string) {
 }
 
 func TestCleanLeavesARunWhoseLockIsHeldWhateverItsStatus(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := e.addRun("beingresumed", map[string]any{"status": "max_turns"})
 	lock, err := transcript.AcquireLiveness(dir)
@@ -377,5 +398,225 @@ func TestCleanLeavesARunWhoseLockIsHeldWhateverItsStatus(t *testing.T) {
 	mustContain(t, r, "skip: 'beingresumed' is in use")
 	if _, err := os.Stat(dir); err != nil {
 		t.Error("the run dir was removed")
+	}
+}
+
+// A work volume's file system goes with the volume, and one whose volume
+// is gone (a run killed before it made it) goes too.
+func TestCleanReleasesVolumeStores(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	repo := newRepo(t)
+	e.addLaneRun(repo, "kept", map[string]any{"sandbox": "docker", "volume": "dw-kept-work", "export_status": "ok"})
+	e.docker.addVolume("dw-kept-work", "kept", repo)
+	e.docker.addStore("dw-kept-work")
+	e.addLaneRun(repo, "early", map[string]any{"sandbox": "docker", "volume": "dw-early-work", "export_status": "ok"})
+	e.docker.addStore("dw-early-work")
+
+	dry := e.store.Clean(t.Context(), "early", CleanOptions{DryRun: true})
+	mustContain(t, dry, "remove-volume-store: /images/dw-early-work.ext4")
+	if len(e.docker.stores) != 2 {
+		t.Fatalf("a dry run released %v", e.docker.removed)
+	}
+	for _, slug := range []string{"kept", "early"} {
+		r := e.store.Clean(t.Context(), slug, CleanOptions{})
+		if r.Skipped() {
+			t.Fatalf("%s skipped:\n%s", slug, actions(r))
+		}
+	}
+	if len(e.docker.stores) != 0 {
+		t.Errorf("file systems left: %v", e.docker.stores)
+	}
+	mustContain(t, e.store.Clean(t.Context(), "early", CleanOptions{}), "skip: no such run")
+}
+
+// A kept volume the export refuses as a whole (a member it will not
+// write) does not stop --force: what can be written of it is salvaged
+// into the worktree and parked with the run's work, what could not is
+// named, and the volume goes. Without --force it stays.
+func TestCleanForceSalvagesAnUnexportableVolume(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "refused", map[string]any{"sandbox": "docker", "volume": "dw-refused-work", "export_status": "export_failed: archive exceeds 10 files at 'x'"})
+	e.docker.addVolume("dw-refused-work", "refused", repo)
+	e.docker.addStore("dw-refused-work")
+	salvages := 0
+	e.store = Open(e.root, WithDocker(e.docker),
+		WithExporter(func(_ context.Context, slug string, _ engine.ExportOptions) (*engine.ExportResult, error) {
+			return &engine.ExportResult{Slug: slug, Status: "export_failed: archive exceeds 10 files at 'x'"}, nil
+		}),
+		WithSalvager(func(_ context.Context, slug string, opts engine.ExportOptions) (docker.VolumeSalvage, error) {
+			salvages++
+			if slug != "refused" || opts.RunsRoot != e.root {
+				t.Errorf("salvage of %s in %s", slug, opts.RunsRoot)
+			}
+			writeFile(t, filepath.Join(wt, "salvaged.txt"), "the worker wrote this\n")
+			return docker.VolumeSalvage{
+				Entries: 1, Bytes: 22, LeftOutCount: 3,
+				LeftOut: []export.LeftOut{{Name: "x", Reason: "archive exceeds 10 files at 'x'"}, {Name: "y", Reason: "archive exceeds 10 files at 'y'"}},
+				Dropped: []string{"sub/.git"},
+			}, nil
+		}))
+
+	r := e.store.Clean(t.Context(), "refused", CleanOptions{})
+	mustContain(t, r, "skip-volume: dw-refused-work: ", "--force parks what of it can be written")
+	if salvages != 0 || e.docker.volumes["dw-refused-work"].Name == "" {
+		t.Fatalf("without --force: %d salvages, volume %v", salvages, e.docker.volumes)
+	}
+	r = e.store.Clean(t.Context(), "refused", CleanOptions{Force: true})
+	if r.Skipped() {
+		t.Fatalf("--force skipped:\n%s", actions(r))
+	}
+	mustContain(t, r, "salvaged-volume: dw-refused-work into "+wt, "1 entries, 22 bytes",
+		"not-parked: x: archive exceeds 10 files at 'x'", "not-parked: y: ", "not-parked: 1 more entries of dw-refused-work",
+		"not-parked: sub/.git: ", "removed-volume: dw-refused-work", "parked: refs/dirtywork/parked/refused", "removed-worktree: ")
+	if got := git(t, repo, "show", ParkedRef("refused")+":salvaged.txt"); got != "the worker wrote this" {
+		t.Errorf("parked salvaged.txt = %q", got)
+	}
+	if len(e.docker.stores) != 0 {
+		t.Errorf("the volume's file system is left: %v", e.docker.stores)
+	}
+}
+
+// A pre-resume stash (<worktree>.pre-resume-<slug>: the worktree's files a
+// docker resume set aside around its export, left by an interrupted one)
+// may be the only copy of the work from before that resume. It is never
+// deleted beside a worktree that stays (0.9.1's kept-stash line), and it
+// goes only with its worktree, parked like the worktree's own changes:
+// with --force when the worktree is there, always when it was deleted.
+func TestCleanNeverDeletesAPreResumeStashItDidNotPark(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	repo := newRepo(t)
+	stashOf := func(wt, slug string, files map[string]string) string {
+		t.Helper()
+		st := wt + engine.PreResumeMarker + slug
+		if err := os.Mkdir(st, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range files {
+			writeFile(t, filepath.Join(st, name), content)
+		}
+		return st
+	}
+	prior := map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n", "prior.txt": "work from before the resume\n"}
+	exists := func(path string) bool {
+		_, err := os.Lstat(path)
+		return err == nil
+	}
+
+	t.Run("kept beside a worktree clean refuses", func(t *testing.T) {
+		wt := e.addLaneRun(repo, "dirtystash", nil)
+		writeFile(t, filepath.Join(wt, "work.txt"), "uncommitted\n")
+		own := stashOf(wt, "dirtystash", prior)
+		other := stashOf(wt, "older-0101000000-00000001", prior)
+		r := e.store.Clean(t.Context(), "dirtystash", CleanOptions{})
+		if !r.Skipped() {
+			t.Fatalf("not skipped:\n%s", actions(r))
+		}
+		mustContain(t, r, "skip-worktree: ", "kept-stash: "+own+": kept -- worktree was not removed",
+			"kept-stash: "+other+": kept -- worktree was not removed", "kept-run-dir: ")
+		if !exists(filepath.Join(own, "prior.txt")) || !exists(filepath.Join(other, "prior.txt")) {
+			t.Fatal("a stash beside a kept worktree was deleted")
+		}
+	})
+
+	t.Run("kept beside a worktree a newer run owns, even with --force", func(t *testing.T) {
+		wt := e.addLaneRun(repo, "ownedstash", map[string]any{"resumed_by": "newer-0101000000-00000002"})
+		st := stashOf(wt, "newer-0101000000-00000002", prior)
+		r := e.store.Clean(t.Context(), "ownedstash", CleanOptions{Force: true})
+		mustContain(t, r, "kept-worktree: ", "kept-stash: "+st+": kept -- worktree was not removed")
+		if !exists(filepath.Join(st, "prior.txt")) {
+			t.Fatal("--force deleted a stash beside a kept worktree")
+		}
+	})
+
+	t.Run("its work refuses the worktree's removal without --force and is parked with it", func(t *testing.T) {
+		wt := e.addLaneRun(repo, "cleanstash", nil)
+		st := stashOf(wt, "cleanstash", prior)
+		r := e.store.Clean(t.Context(), "cleanstash", CleanOptions{})
+		mustContain(t, r, "skip-worktree: ", "the pre-resume stash "+st+" beside it holds work", "kept-stash: "+st)
+		if !exists(wt) || !exists(filepath.Join(st, "prior.txt")) {
+			t.Fatal("the worktree or the stash went without --force")
+		}
+		writeFile(t, filepath.Join(wt, "work.txt"), "newest\n")
+		r = e.store.Clean(t.Context(), "cleanstash", CleanOptions{Force: true})
+		if r.Skipped() {
+			t.Fatalf("--force skipped:\n%s", actions(r))
+		}
+		ref := ParkedRef("cleanstash")
+		mustContain(t, r, "parked: "+ref, "removed-worktree: ", "removed-stash: "+st+" (its work is parked under "+ref+")")
+		if exists(st) {
+			t.Error("the parked stash is still there")
+		}
+		// The worktree's work on top, the stash's below it.
+		if got := git(t, repo, "show", ref+":work.txt"); got != "newest" {
+			t.Errorf("parked work.txt = %q", got)
+		}
+		if got := git(t, repo, "show", ref+"~1:prior.txt"); got != "work from before the resume" {
+			t.Errorf("parked stash prior.txt = %q", got)
+		}
+		if got := git(t, repo, "log", "-1", "--format=%s", ref+"~1"); !strings.Contains(got, "pre-resume stash dw-cleanstash.pre-resume-cleanstash") {
+			t.Errorf("stash commit %q", got)
+		}
+	})
+
+	t.Run("beside a worktree deleted by hand it is parked without --force", func(t *testing.T) {
+		wt := e.addLaneRun(repo, "gonestash", nil)
+		st := stashOf(wt, "gonestash", prior)
+		if err := os.RemoveAll(wt); err != nil {
+			t.Fatal(err)
+		}
+		r := e.store.Clean(t.Context(), "gonestash", CleanOptions{})
+		if r.Skipped() {
+			t.Fatalf("skipped:\n%s", actions(r))
+		}
+		ref := ParkedRef("gonestash")
+		mustContain(t, r, "absent-worktree: ", "parked: "+ref, "removed-stash: "+st, "removed-branch: dirtywork/gonestash")
+		if got := git(t, repo, "show", ref+":prior.txt"); got != "work from before the resume" {
+			t.Errorf("parked prior.txt = %q", got)
+		}
+	})
+
+	t.Run("a stash holding nothing new goes with its worktree, nothing parked", func(t *testing.T) {
+		wt := e.addLaneRun(repo, "samestash", nil)
+		same := stashOf(wt, "samestash", map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"})
+		empty := stashOf(wt, "zzempty-0101000000-00000003", nil)
+		r := e.store.Clean(t.Context(), "samestash", CleanOptions{})
+		if r.Skipped() {
+			t.Fatalf("skipped:\n%s", actions(r))
+		}
+		mustContain(t, r, "removed-worktree: ", "removed-stash: "+same+" (it held nothing", "removed-stash: "+empty+" (it held nothing")
+		if out := git(t, repo, "for-each-ref", ParkedRef("samestash")); out != "" {
+			t.Errorf("parked %q", out)
+		}
+	})
+}
+
+// A second clean --force of a run the first removed says it is gone (and
+// where its work went) and skips nothing; a slug that never was a run is
+// still a skip, and so is a removed run without --force (0.9.1).
+func TestCleanForceOfARunAlreadyCleanedSaysItIsGone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	repo := newRepo(t)
+	wt := e.addLaneRun(repo, "twice", nil)
+	writeFile(t, filepath.Join(wt, "work.txt"), "precious\n")
+	dir := filepath.Join(e.root, "twice")
+	if r := e.store.Clean(t.Context(), "twice", CleanOptions{Force: true}); r.Skipped() {
+		t.Fatalf("first clean:\n%s", actions(r))
+	}
+	again := e.store.Clean(t.Context(), "twice", CleanOptions{Force: true})
+	if again.Skipped() || len(again.Actions) != 1 {
+		t.Fatalf("second clean --force:\n%s", actions(again))
+	}
+	mustContain(t, again, "absent-rundir: "+dir+" (cleaned already, at ", "its work parked under "+ParkedRef("twice")+")")
+	mustContain(t, e.store.Clean(t.Context(), "twice", CleanOptions{}), "skip: no such run 'twice'")
+	if r := e.store.Clean(t.Context(), "never", CleanOptions{Force: true}); !r.Skipped() || !strings.Contains(actions(r), "skip: no such run 'never'") {
+		t.Errorf("a slug that never was:\n%s", actions(r))
+	}
+	if runs, err := e.store.List(t.Context(), ListOptions{}); err != nil || len(runs) != 0 {
+		t.Errorf("List after the clean: %v %v", runs, err)
 	}
 }

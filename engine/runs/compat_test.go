@@ -10,6 +10,7 @@ import (
 // The action lines of `runs clean` for the spec's examples, compared with
 // a fixture line by line.
 func TestCleanActionLinesMatchThe091Fixture(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("testdata/clean-0.9.1.txt")
 	if err != nil {
 		t.Fatal(err)

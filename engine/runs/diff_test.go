@@ -34,6 +34,7 @@ func workerChanges(t *testing.T, wt string) {
 }
 
 func TestDiffFromTheWorktreeReadsNoWorkerGitAndRunsNoFilter(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "diffed", nil)
@@ -71,7 +72,11 @@ func TestDiffFromTheWorktreeReadsNoWorkerGitAndRunsNoFilter(t *testing.T) {
 	for _, r := range d.Risks {
 		kinds[r.Path] = r.Kind
 	}
-	for p, k := range map[string]string{".gitattributes": RiskAttributes, ".github/workflows/ci.yml": RiskCI, "run.sh": RiskExecutable} {
+	for p, k := range map[string]string{
+		".gitattributes": RiskAttributes, ".github/workflows/ci.yml": RiskCI, "run.sh": RiskExecutable,
+		// A link to /etc/passwd used to merge without a word.
+		"link": RiskLink,
+	} {
 		if kinds[p] != k {
 			t.Errorf("risk of %s = %q, want %q (all: %+v)", p, kinds[p], k, d.Risks)
 		}
@@ -86,6 +91,7 @@ func TestDiffFromTheWorktreeReadsNoWorkerGitAndRunsNoFilter(t *testing.T) {
 }
 
 func TestDiffFallsBackToTheRunsPatch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "dock", map[string]any{"sandbox": "docker", "files_changed": []string{"a.txt"}})
@@ -108,6 +114,7 @@ func TestDiffFallsBackToTheRunsPatch(t *testing.T) {
 // The operator's global config really defines a filter that leaves the
 // marker, so the tests that find no marker prove the store ran none.
 func TestTheMarkerCatchesAFilterTheOperatorDefined(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	writeFile(t, filepath.Join(repo, ".gitattributes"), "* filter=evil\n")
 	writeFile(t, filepath.Join(repo, "a.txt"), "changed\n")
@@ -124,6 +131,7 @@ func TestTheMarkerCatchesAFilterTheOperatorDefined(t *testing.T) {
 // A worker that swaps a tracked directory for a link to a host directory
 // must not get host files into the diff or a commit.
 func TestALinkedDirectoryNeverLeaksHostFiles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	writeFile(t, filepath.Join(repo, "etc", "hostname"), "repo's own\n")

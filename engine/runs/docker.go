@@ -21,6 +21,15 @@ type Docker interface {
 	// include want; an object already gone is success.
 	RemoveContainer(ctx context.Context, name string, want map[string]string) error
 	RemoveVolume(ctx context.Context, name string, want map[string]string) error
+	// StartContainer starts one container (a reap marker whose work is
+	// not done) if its labels include want.
+	StartContainer(ctx context.Context, name string, want map[string]string) error
+	// VolumeStores lists the file systems of work volumes whose size the
+	// kernel held (images in this home, and the loop devices backed by
+	// them); ReleaseVolumeStore detaches and deletes the one of a volume
+	// that is gone, reporting whether there was one.
+	VolumeStores(ctx context.Context) ([]docker.VolumeStore, error)
+	ReleaseVolumeStore(ctx context.Context, volume string) (bool, error)
 }
 
 // ErrObjectGone matches the error of an operation on a container or
@@ -84,4 +93,20 @@ func (d *daemon) RemoveVolume(ctx context.Context, name string, want map[string]
 		return err
 	}
 	return cl.RemoveLabelledVolume(ctx, name, want)
+}
+
+func (d *daemon) StartContainer(ctx context.Context, name string, want map[string]string) error {
+	cl, err := d.client()
+	if err != nil {
+		return err
+	}
+	return cl.StartLabelledContainer(ctx, name, want)
+}
+
+func (d *daemon) VolumeStores(context.Context) ([]docker.VolumeStore, error) {
+	return docker.ListVolumeStores()
+}
+
+func (d *daemon) ReleaseVolumeStore(_ context.Context, volume string) (bool, error) {
+	return docker.ReleaseVolumeStore(volume)
 }

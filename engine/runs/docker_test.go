@@ -61,6 +61,7 @@ func dockerRun(t *testing.T, e *testEnv, repo string, foreign bool) string {
 }
 
 func TestListAndCleanAgainstTheDaemon(t *testing.T) {
+	t.Parallel()
 	requireDaemon(t)
 	root := t.TempDir()
 	e := &testEnv{t: t, root: root, store: Open(root)}
@@ -91,6 +92,7 @@ func TestListAndCleanAgainstTheDaemon(t *testing.T) {
 }
 
 func TestCleanLeavesAContainerLabelledForAnotherRun(t *testing.T) {
+	t.Parallel()
 	requireDaemon(t)
 	root := t.TempDir()
 	e := &testEnv{t: t, root: root, store: Open(root)}
@@ -107,6 +109,7 @@ func TestCleanLeavesAContainerLabelledForAnotherRun(t *testing.T) {
 }
 
 func TestReconcileAgainstTheDaemonTouchesOnlyItsRepositorysObjects(t *testing.T) {
+	t.Parallel()
 	requireDaemon(t)
 	root := t.TempDir()
 	e := &testEnv{t: t, root: root, store: Open(root)}

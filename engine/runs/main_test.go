@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -191,10 +192,13 @@ type fakeDocker struct {
 	lists      int
 	down       error
 	removed    []string
+	started    []string
+	// stores are the volume file systems, by volume.
+	stores map[string]docker.VolumeStore
 }
 
 func newFakeDocker() *fakeDocker {
-	return &fakeDocker{containers: map[string]docker.Labelled{}, volumes: map[string]docker.Labelled{}}
+	return &fakeDocker{containers: map[string]docker.Labelled{}, volumes: map[string]docker.Labelled{}, stores: map[string]docker.VolumeStore{}}
 }
 
 func (f *fakeDocker) addContainer(name, state, slug, repo string) {
@@ -272,7 +276,61 @@ func (f *fakeDocker) RemoveContainer(_ context.Context, name string, want map[st
 }
 
 func (f *fakeDocker) RemoveVolume(_ context.Context, name string, want map[string]string) error {
-	return f.remove(f.volumes, name, want)
+	if err := f.remove(f.volumes, name, want); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.stores, name)
+	return nil
+}
+
+func (f *fakeDocker) StartContainer(_ context.Context, name string, want map[string]string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.containers[name]
+	switch {
+	case f.down != nil:
+		return f.down
+	case !ok:
+		return fmt.Errorf("inspect %s: %w", name, docker.ErrNotFound)
+	}
+	for k, v := range want {
+		if c.Labels[k] != v {
+			return fmt.Errorf("%w: %s", docker.ErrLabelMismatch, name)
+		}
+	}
+	c.State = "running"
+	f.containers[name] = c
+	f.started = append(f.started, name)
+	return nil
+}
+
+func (f *fakeDocker) addStore(volume string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stores[volume] = docker.VolumeStore{Volume: volume, Image: "/images/" + volume + ".ext4", ImageExists: true, Devices: []string{"/dev/loop9"}}
+}
+
+func (f *fakeDocker) VolumeStores(context.Context) ([]docker.VolumeStore, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []docker.VolumeStore
+	for _, s := range f.stores {
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (f *fakeDocker) ReleaseVolumeStore(_ context.Context, volume string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.stores[volume]
+	delete(f.stores, volume)
+	if ok {
+		f.removed = append(f.removed, "store:"+volume)
+	}
+	return ok, nil
 }
 
 func mustJSON(t testing.TB, v any) string {
@@ -283,3 +341,36 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return string(data)
 }
+
+// startFakeOriginal starts a process shaped like a run of dirtywork 0.9.1
+// (a `dirtywork` script run by its interpreter, as pipx's is) that lives
+// until the test ends or stop is called, and returns its pid.
+func startFakeOriginal(t *testing.T) (pid int, stop func()) {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "dirtywork")
+	if err := os.WriteFile(script, []byte("read line\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), "sh", script, "run", "--repo", "/nowhere", "a task")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	stop = func() {
+		if done {
+			return
+		}
+		done = true
+		_ = in.Close() // read ends, the script exits
+		_ = cmd.Wait()
+	}
+	t.Cleanup(stop)
+	return cmd.Process.Pid, stop
+}
+
+// isoNow is the time now as run.json records it.
+func isoNow() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000000+00:00") }

@@ -71,6 +71,10 @@ type MergeResult struct {
 	// UpdatedCheckout is the checkout of Into that was updated.
 	UpdatedCheckout string        `json:"updated_checkout"`
 	Accept          *AcceptResult `json:"accept"`
+	// Warnings are the changes the merge brought into Into that make
+	// tools run code later or lead out of the repository (see Risks),
+	// whether or not this merge accepted them.
+	Warnings []Risk `json:"warnings"`
 }
 
 // RefusedError is an operation refused for reasons the reviewer can fix.
@@ -242,7 +246,7 @@ func (s *Store) Merge(ctx context.Context, slug string, opts MergeOptions) (*Mer
 	if !f.OK() {
 		return nil, &RefusedError{Op: "merge", Slug: slug, Reasons: f.Reasons}
 	}
-	res := &MergeResult{Slug: slug, Into: f.Into}
+	res := &MergeResult{Slug: slug, Into: f.Into, Warnings: []Risk{}}
 	if accept {
 		acc, err := s.Accept(ctx, slug, AcceptOptions{Files: opts.Files, Note: opts.Note, ReviewSeconds: opts.ReviewSeconds, Reviewer: opts.Reviewer})
 		if err != nil {
@@ -297,7 +301,22 @@ func (s *Store) Merge(ctx context.Context, slug string, opts MergeOptions) (*Mer
 		return nil, fmt.Errorf("merge '%s': %s moved meanwhile: %w", slug, f.Into, err)
 	}
 	res.Commit, res.FastForward, res.UpdatedCheckout = newTip, f.FastForward, f.CheckedOutAt
+	res.Warnings = s.broughtRisks(ctx, root, f.IntoTip, newTip)
 	return res, s.recordMerge(run, res)
+}
+
+// broughtRisks are the risks among the changes from into to merged; a
+// diff that cannot be read is said as one.
+func (s *Store) broughtRisks(ctx context.Context, repo, into, merged string) []Risk {
+	changes, err := s.git.DiffTrees(ctx, repo, into, merged)
+	if err != nil {
+		return []Risk{{Kind: RiskUnread, Detail: "the merged changes could not be read for risks: " + err.Error()}}
+	}
+	risks := Risks(changes, s.blobReader(ctx, repo))
+	if risks == nil {
+		return []Risk{}
+	}
+	return risks
 }
 
 func (s *Store) recordMerge(run *Run, res *MergeResult) error {

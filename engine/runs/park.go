@@ -2,8 +2,13 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 
+	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox/pause"
 )
 
@@ -30,18 +35,23 @@ func (s *Store) park(ctx context.Context, repo, slug, commit string) (string, er
 }
 
 // snapshotForPark commits the lane's uncommitted files (config-neutral
-// plumbing, on a temporary index) on top of its branch tip, or returns
-// the tip when there is nothing uncommitted. A lane holding nothing but
-// its .git file has nothing uncommitted: no tree ever reached it (a run
-// killed before its checkout or export), and an empty tree parked over
-// the tip would read as the deletion of every file, as snapshot refuses.
-func (s *Store) snapshotForPark(ctx context.Context, run *Run, l *lane) (commit string, dirty bool, err error) {
+// plumbing, on a temporary index) on top of onto ("": the branch tip, or
+// the base commit when the branch is gone), or returns onto when there is
+// nothing uncommitted. Uncommitted means different from the branch tip's
+// tree. A lane holding nothing but its .git file has nothing uncommitted:
+// no tree ever reached it (a run killed before its checkout or export),
+// and an empty tree parked over the tip would read as the deletion of
+// every file, as snapshot refuses.
+func (s *Store) snapshotForPark(ctx context.Context, run *Run, l *lane, onto string) (commit string, dirty bool, err error) {
 	from := l.tip
 	if from == "" {
 		from = run.Record.BaseCommit
 	}
+	if onto == "" {
+		onto = from
+	}
 	if onlyGitFile(l.worktree) {
-		return from, false, nil
+		return onto, false, nil
 	}
 	t, err := s.tree(ctx, l, from)
 	if err != nil {
@@ -52,11 +62,63 @@ func (s *Store) snapshotForPark(ctx context.Context, run *Run, l *lane) (commit 
 		return "", false, err
 	}
 	if t.Tree == fromTree {
-		return from, false, nil
+		return onto, false, nil
 	}
 	msg := fmt.Sprintf("dirtywork: uncommitted work of run %s, parked by cleanup\n\nDirtywork-Run: %s\nDirtywork-Model: %s\n",
 		run.Slug, run.Slug, orUnknown(run.Record.Model))
 	id := s.identity(ctx, l.repo.Root)
-	commit, err = s.git.CommitTree(ctx, l.repo.Root, t.Tree, msg, id.Name, id.Email, from)
+	commit, err = s.git.CommitTree(ctx, l.repo.Root, t.Tree, msg, id.Name, id.Email, onto)
 	return commit, true, err
+}
+
+// stashChain writes the pre-resume stashes beside a run's worktree
+// (<worktree>.pre-resume-<slug>: the worktree's files a docker resume set
+// aside around its export, which an interrupted resume leaves there, maybe
+// the only copy of that work) as commits, each on top of the one before,
+// the first on from (the branch tip, or the base commit). A stash whose
+// files are what the commit below it holds, or that holds nothing, adds
+// no commit. It returns the chain's head (from when no stash added one)
+// and the stashes that did add one.
+func (s *Store) stashChain(ctx context.Context, run *Run, repo gitops.Repo, from string, stashes []string) (head string, withWork []string, err error) {
+	head = from
+	if len(stashes) == 0 {
+		return head, nil, nil
+	}
+	headTree, err := s.git.TreeOf(ctx, repo.Root, head)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, st := range stashes {
+		if emptyDir(st) {
+			continue
+		}
+		t, err := s.git.WriteWorktreeTree(ctx, gitops.TreeSource{CommonDir: repo.CommonDir, Worktree: st, From: from})
+		if err != nil {
+			return "", nil, fmt.Errorf("read the pre-resume stash %s: %w", st, err)
+		}
+		if t.Tree == headTree {
+			continue
+		}
+		msg := fmt.Sprintf("dirtywork: pre-resume stash %s of run %s, parked by cleanup\n\n"+
+			"The worktree's files as a resume set them aside before its export.\n\nDirtywork-Run: %s\nDirtywork-Model: %s\n",
+			filepath.Base(st), run.Slug, run.Slug, orUnknown(run.Record.Model))
+		id := s.identity(ctx, repo.Root)
+		if head, err = s.git.CommitTree(ctx, repo.Root, t.Tree, msg, id.Name, id.Email, head); err != nil {
+			return "", nil, fmt.Errorf("park the pre-resume stash %s: %w", st, err)
+		}
+		headTree = t.Tree
+		withWork = append(withWork, st)
+	}
+	return head, withWork, nil
+}
+
+// emptyDir reports a directory with no entries.
+func emptyDir(dir string) bool {
+	d, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = d.Close() }()
+	names, err := d.Readdirnames(1)
+	return len(names) == 0 && errors.Is(err, io.EOF)
 }

@@ -23,7 +23,8 @@ type ReconcileOptions struct {
 
 // Orphan is something a crash (or a person) left behind.
 type Orphan struct {
-	// Kind: crashed-run, container, volume, worktree, lane, directory.
+	// Kind: crashed-run, container, volume, volume-store (a work volume's
+	// file system), reap-marker, worktree, lane, directory.
 	Kind string `json:"kind"`
 	// Name is the object: a slug, a container or volume name, a path, a
 	// lane id.
@@ -32,7 +33,9 @@ type Orphan struct {
 	Slug string `json:"slug"`
 	// Action is what reconcile does (or, dry, would do) to it:
 	// "clean" (the run's leftovers, work parked first), "remove",
-	// "prune", or "report" (left alone for a person).
+	// "reap" (a reap marker that emptied its volumes, and them), "retry"
+	// (a reap marker that did not, started again), "prune", or "report"
+	// (left alone for a person).
 	Action string `json:"action"`
 	// Detail says why.
 	Detail string `json:"detail"`
@@ -107,9 +110,11 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 		rep.Failed = append(rep.Failed, "docker: "+derr.Error())
 	}
 	// Reap markers stand for volume removals a finished run handed off
-	// after its export succeeded: once a marker has exited, it and the
-	// volumes it names that carry its run's label go. One still running
-	// is emptying its volume; the next reaper takes it.
+	// after its export succeeded: once a marker has exited 0 (its volume
+	// emptied), it and the volumes it names that carry its run's label
+	// go. One still running is emptying its volume; the next reaper takes
+	// it. One that exited otherwise, or never ran, left the volume as it
+	// was: it runs again.
 	reapVols := map[string]string{} // volume -> the slug of the exited marker naming it
 	emptying := map[string]bool{}   // volumes a marker still works on
 	for _, c := range cs {
@@ -117,7 +122,8 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 		if !ok || !ours[c.Labels[docker.LabelRepo]] || c.Run() == "" {
 			continue
 		}
-		done := c.State == "exited" || c.State == "dead"
+		running := c.State == "running" || c.State == "restarting" || c.State == "paused"
+		done := c.ReapDone
 		for _, v := range strings.Split(names, ",") {
 			switch {
 			case v == "":
@@ -131,8 +137,12 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 			Kind: "reap-marker", Name: c.Name, Slug: c.Run(), Action: "reap",
 			Detail: "a finished run's handed-off volume removal (" + names + "): the marker and those volumes go",
 		}
-		if !done {
+		switch {
+		case running:
 			o.Action, o.Detail = "report", "a finished run's volume removal in progress (the marker is "+c.State+"): the next reconcile or run finishes it"
+		case !done:
+			o.Action, o.Detail = "retry", "a finished run's volume removal that did not empty its volume (the marker is "+c.State+
+				", not with exit code 0): the marker runs again, and the next reconcile or run finishes it"
 		}
 		rep.Orphans = append(rep.Orphans, o)
 	}
@@ -194,6 +204,32 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 		}
 	}
 
+	// The file systems of work volumes whose size the kernel held live
+	// in this home: one whose volume is gone (a run killed before it
+	// made its volume, a volume removed by hand) is removed with its
+	// loop devices, unless its run is alive (it is making the volume).
+	if derr == nil {
+		present := map[string]bool{}
+		for _, v := range vs {
+			present[v.Name] = true
+		}
+		stores, err := s.docker.VolumeStores(ctx)
+		if err != nil {
+			rep.Failed = append(rep.Failed, "volume stores: "+err.Error())
+		}
+		for _, st := range stores {
+			slug := strings.TrimSuffix(strings.TrimPrefix(st.Volume, "dw-"), "-work")
+			if present[st.Volume] || crashed[slug] || (bySlug[slug] != nil && bySlug[slug].Alive) {
+				continue // the volume's own removal takes it, or its run's cleanup
+			}
+			detail := "the file system of a work volume that no longer exists"
+			if len(st.Devices) > 0 {
+				detail += " (attached to " + strings.Join(st.Devices, ", ") + ")"
+			}
+			rep.Orphans = append(rep.Orphans, Orphan{Kind: "volume-store", Name: st.Volume, Slug: slug, Action: "remove", Detail: detail + ": " + st.Image})
+		}
+	}
+
 	known := map[string]bool{} // resolved worktree paths of runs
 	for _, r := range list {
 		if r.Err == nil && r.Record.Worktree != "" {
@@ -226,9 +262,21 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 			} else {
 				rep.Removed = append(rep.Removed, o.Name)
 			}
+		case "retry":
+			if err := s.docker.StartContainer(ctx, o.Name, map[string]string{docker.LabelRun: o.Slug}); err != nil {
+				rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
+			}
 		case "clean":
 			rep.Cleaned = append(rep.Cleaned, s.Clean(ctx, o.Slug, CleanOptions{Force: true, KeepTranscript: true}))
 		case "remove":
+			if o.Kind == "volume-store" {
+				if _, err := s.docker.ReleaseVolumeStore(ctx, o.Name); err != nil {
+					rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
+				} else {
+					rep.Removed = append(rep.Removed, o.Name+" (file system)")
+				}
+				continue
+			}
 			want := map[string]string{docker.LabelRun: o.Slug}
 			remove := s.docker.RemoveContainer
 			if o.Kind == "volume" {

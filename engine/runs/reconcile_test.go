@@ -2,8 +2,10 @@ package runs
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/dirtywork/dirtywork/engine"
@@ -13,6 +15,7 @@ import (
 )
 
 func TestReconcileCleansCrashedRunsAndOnlyReportsTheRest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	// A docker run killed mid-run: its lane holds the base tree the
@@ -146,6 +149,7 @@ func mustRepo(t *testing.T, path string) gitops.Repo {
 }
 
 func TestReconcileReapsHandedOffVolumeRemovals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	e.addLaneRun(repo, "done", map[string]any{"sandbox": "docker", "export_status": "ok"})
@@ -155,16 +159,26 @@ func TestReconcileReapsHandedOffVolumeRemovals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = lock.Release() }()
-	// The finished run's exited marker names its work and tools volumes;
-	// a marker naming the live run's volume is a forgery (another run's
-	// label) and removes nothing but itself; a marker still emptying its
-	// volume is left for later.
+	// The finished run's marker, exited 0, names its work and tools
+	// volumes; a marker naming the live run's volume is a forgery
+	// (another run's label) and removes nothing but itself; a marker still
+	// emptying its volume is left for later; one that exited with an
+	// error (its volume not emptied) and one never started run again.
 	e.docker.addContainer("dw-done-reap", "exited", "done", repo)
 	e.docker.containers["dw-done-reap"].Labels[docker.LabelReap] = "dw-done-work,dw-done-tools"
+	done := e.docker.containers["dw-done-reap"]
+	done.ReapDone = true
+	e.docker.containers["dw-done-reap"] = done
 	e.docker.addVolume("dw-done-work", "done", repo)
 	e.docker.addVolume("dw-done-tools", "done", repo)
 	e.docker.addContainer("dw-forged-reap", "exited", "forged", repo)
 	e.docker.containers["dw-forged-reap"].Labels[docker.LabelReap] = "dw-live-work"
+	forged := e.docker.containers["dw-forged-reap"]
+	forged.ReapDone = true
+	e.docker.containers["dw-forged-reap"] = forged
+	e.docker.addContainer("dw-failed-reap", "exited", "failed", repo)
+	e.docker.containers["dw-failed-reap"].Labels[docker.LabelReap] = "dw-failed-work"
+	e.docker.addVolume("dw-failed-work", "failed", repo)
 	e.docker.addVolume("dw-live-work", "live", repo)
 	e.docker.addContainer("dw-busy-reap", "running", "busy", repo)
 	e.docker.containers["dw-busy-reap"].Labels[docker.LabelReap] = "dw-busy-work"
@@ -178,8 +192,8 @@ func TestReconcileReapsHandedOffVolumeRemovals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(dry.Removed) != 0 || len(e.docker.volumes) != 6 {
-		t.Fatalf("a dry run removed %v", dry.Removed)
+	if len(dry.Removed) != 0 || len(e.docker.volumes) != 7 || len(e.docker.started) != 0 {
+		t.Fatalf("a dry run removed %v, started %v", dry.Removed, e.docker.started)
 	}
 	rep, err := e.store.Reconcile(t.Context(), ReconcileOptions{})
 	if err != nil {
@@ -201,15 +215,120 @@ func TestReconcileReapsHandedOffVolumeRemovals(t *testing.T) {
 	if _, ok := e.docker.containers["dw-busy-reap"]; !ok {
 		t.Error("a marker still emptying its volume was removed")
 	}
-	for _, v := range []string{"dw-busy-work", "dw-new-work", "dw-new-tools"} {
+	for _, v := range []string{"dw-busy-work", "dw-new-work", "dw-new-tools", "dw-failed-work"} {
 		if _, ok := e.docker.volumes[v]; !ok {
-			t.Errorf("%s, named by a marker that has not exited, was removed", v)
+			t.Errorf("%s, named by a marker that has not emptied it, was removed", v)
 		}
 	}
-	if _, ok := e.docker.containers["dw-new-reap"]; !ok {
-		t.Error("a marker not yet started was removed")
+	for _, m := range []string{"dw-new-reap", "dw-failed-reap"} {
+		if _, ok := e.docker.containers[m]; !ok {
+			t.Errorf("the marker %s, whose work is not done, was removed", m)
+		}
+	}
+	if got := slices.Sorted(slices.Values(e.docker.started)); !slices.Equal(got, []string{"dw-failed-reap", "dw-new-reap"}) {
+		t.Errorf("started %q, want the failed and the new marker", got)
 	}
 	if len(rep.Failed) != 0 {
 		t.Errorf("a removal in progress counted as a failure: %v", rep.Failed)
+	}
+}
+
+// The file system of a work volume that is gone is removed, with its loop
+// devices, unless its run is alive (it is making the volume); one whose
+// volume exists goes with the volume.
+func TestReconcileRemovesOrphanedVolumeStores(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	repo := newRepo(t)
+	e.addLaneRun(repo, "done", map[string]any{"sandbox": "docker", "export_status": "ok"})
+	e.addLaneRun(repo, "live", map[string]any{"status": "running", "sandbox": "docker"})
+	lock, err := transcript.AcquireLiveness(filepath.Join(e.root, "live"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lock.Release() }()
+	e.docker.addStore("dw-done-work")    // its volume was removed by hand
+	e.docker.addStore("dw-unknown-work") // no record at all
+	e.docker.addStore("dw-live-work")    // the live run makes its volume
+	e.docker.addStore("dw-kept-work")    // a volume a finished run kept
+	e.addLaneRun(repo, "kept", map[string]any{"sandbox": "docker", "volume": "dw-kept-work", "export_status": "export_failed: x"})
+	e.docker.addVolume("dw-kept-work", "kept", repo)
+
+	dry, err := e.store.Reconcile(t.Context(), ReconcileOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, o := range dry.Orphans {
+		if o.Kind == "volume-store" {
+			got[o.Name] = o.Action
+		}
+	}
+	if want := map[string]string{"dw-done-work": "remove", "dw-unknown-work": "remove"}; !maps.Equal(got, want) {
+		t.Errorf("volume-store orphans %v, want %v", got, want)
+	}
+	if len(e.docker.stores) != 4 {
+		t.Fatalf("a dry run released %v", e.docker.removed)
+	}
+	rep, err := e.store.Reconcile(t.Context(), ReconcileOptions{})
+	if err != nil || len(rep.Failed) != 0 {
+		t.Fatalf("reconcile: %v, failed %v", err, rep.Failed)
+	}
+	left := slices.Sorted(maps.Keys(e.docker.stores))
+	if want := []string{"dw-kept-work", "dw-live-work"}; !slices.Equal(left, want) {
+		t.Errorf("file systems left %q, want %q", left, want)
+	}
+}
+
+// A run dirtywork 0.9.1 started and that is still going has no liveness
+// file: its run.json's host_pid, while it is still the run's process, says
+// it is alive. Listing, reconcile and clean leave it alone then, and call
+// it crashed once that process is gone.
+func TestARunOf091IsAliveWhileItsProcessIs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	repo := newRepo(t)
+	pid, stop := startFakeOriginal(t)
+	wt := e.addLaneRun(repo, "legacy", map[string]any{"status": "running", "host_pid": pid, "started": isoNow()})
+	writeFile(t, filepath.Join(wt, "work.txt"), "being written by 0.9.1\n")
+	if transcript.HasLivenessFile(filepath.Join(e.root, "legacy")) {
+		t.Fatal("the fixture has a liveness file: not a record of 0.9.1")
+	}
+
+	run, err := e.store.Get("legacy")
+	if err != nil || !run.Alive || run.Crashed() {
+		t.Fatalf("while its process runs: alive %v crashed %v (%v)", run != nil && run.Alive, run != nil && run.Crashed(), err)
+	}
+	list, err := e.store.List(t.Context(), ListOptions{})
+	if err != nil || len(list) != 1 || !list[0].Alive {
+		t.Fatalf("List: %v %v", list, err)
+	}
+	rep, err := e.store.Reconcile(t.Context(), ReconcileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range rep.Orphans {
+		if o.Slug == "legacy" {
+			t.Errorf("reconcile judged the live run: %+v", o)
+		}
+	}
+	if len(rep.Cleaned) != 0 {
+		t.Errorf("reconcile cleaned %v", rep.Cleaned)
+	}
+	mustContain(t, e.store.Clean(t.Context(), "legacy", CleanOptions{Force: true}), "skip: 'legacy' is still running (its host process is alive)")
+	if _, err := os.Stat(filepath.Join(wt, "work.txt")); err != nil {
+		t.Fatal("the live run's work was touched")
+	}
+
+	stop()
+	if run, err = e.store.Get("legacy"); err != nil || run.Alive || !run.Crashed() {
+		t.Fatalf("after its process ended: alive %v crashed %v (%v)", run.Alive, run.Crashed(), err)
+	}
+	dry, err := e.store.Reconcile(t.Context(), ReconcileOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(dry.Orphans, func(o Orphan) bool { return o.Kind == "crashed-run" && o.Slug == "legacy" }) {
+		t.Errorf("the ended run is not called crashed: %+v", dry.Orphans)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/dirtywork/dirtywork/gitops"
@@ -27,6 +28,8 @@ const (
 	RiskCI         = "ci"            // CI workflows: run on push
 	RiskExecutable = "executable"    // a new executable bit
 	RiskEnv        = "environment"   // files shells and editors run on entering the tree
+	RiskLink       = "link"          // a symbolic link whose target is absolute or leads out of the tree
+	RiskUnread     = "unread"        // the changes could not be read for risks
 )
 
 // driverAttr matches attributes that hand content to a configured
@@ -77,6 +80,11 @@ func Risks(changes []gitops.FileChange, readBlob func(sha string) ([]byte, error
 		case envFiles[p]:
 			risks = append(risks, Risk{Path: p, Kind: RiskEnv, Detail: "run by shells or editors on entering the tree"})
 		}
+		if c.NewMode == "120000" {
+			if d := escapingLink(c, readBlob); d != "" {
+				risks = append(risks, Risk{Path: p, Kind: RiskLink, Detail: d})
+			}
+		}
 		if c.NewMode == "100755" && c.OldMode != "100755" {
 			detail := "new executable file"
 			if c.Status != "A" {
@@ -86,6 +94,26 @@ func Risks(changes []gitops.FileChange, readBlob func(sha string) ([]byte, error
 		}
 	}
 	return risks
+}
+
+// escapingLink says why the link c brings is a risk: its target is
+// absolute or climbs out of the tree (a tool that follows it reads or
+// writes outside the checkout: a link into a docker volume's data dir,
+// to /etc/passwd); "" for a link that stays inside.
+func escapingLink(c gitops.FileChange, readBlob func(string) ([]byte, error)) string {
+	if readBlob == nil {
+		return "a symbolic link (target not read)"
+	}
+	data, err := readBlob(c.NewBlob)
+	if err != nil {
+		return "a symbolic link (target unreadable)"
+	}
+	target := string(data)
+	joined := path.Join(path.Dir(c.Path), target)
+	if !path.IsAbs(target) && joined != ".." && !strings.HasPrefix(joined, "../") {
+		return ""
+	}
+	return "a symbolic link out of the repository, to " + strconv.Quote(target)
 }
 
 func attributeDrivers(c gitops.FileChange, readBlob func(string) ([]byte, error)) string {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestSnapshotCommitsTheWorktreeOntoItsBranch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "snap", map[string]any{"status": "max_turns"})
@@ -34,6 +35,7 @@ func TestSnapshotCommitsTheWorktreeOntoItsBranch(t *testing.T) {
 }
 
 func TestSnapshotRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	wt := e.addLaneRun(repo, "empty", map[string]any{"status": "export_failed"})
@@ -79,6 +81,7 @@ func TestSnapshotRefusals(t *testing.T) {
 }
 
 func TestStopRefusesARunThatIsNotAlive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.addRun("done", map[string]any{"host_pid": os.Getpid()})
 	if err := e.store.Stop("done"); !errors.Is(err, ErrNotAlive) {
@@ -87,6 +90,7 @@ func TestStopRefusesARunThatIsNotAlive(t *testing.T) {
 }
 
 func TestOutcomeClasses(t *testing.T) {
+	t.Parallel()
 	for result, want := range map[string]string{
 		"ERROR: command timed out after 120s": "timed out", "ERROR: no such file": "ERROR",
 		"BLOCKED: sudo is not allowed": "BLOCKED", "exit code: 0\nok": "ok",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -30,6 +31,9 @@ type Store struct {
 	// export is the validated export of a kept work volume into its
 	// worktree (engine.ExportRun).
 	export func(ctx context.Context, slug string, opts engine.ExportOptions) (*engine.ExportResult, error)
+	// salvage writes what can be written of a volume the export refuses
+	// into its worktree (engine.SalvageRun).
+	salvage func(ctx context.Context, slug string, opts engine.ExportOptions) (docker.VolumeSalvage, error)
 	// defaultImage makes the export container when run.json names none.
 	defaultImage string
 }
@@ -49,6 +53,12 @@ func WithExporter(f func(ctx context.Context, slug string, opts engine.ExportOpt
 	return func(s *Store) { s.export = f }
 }
 
+// WithSalvager sets how the store salvages a volume the export refuses
+// (tests).
+func WithSalvager(f func(ctx context.Context, slug string, opts engine.ExportOptions) (docker.VolumeSalvage, error)) Option {
+	return func(s *Store) { s.salvage = f }
+}
+
 // WithDefaultImage names the image a volume export uses when run.json
 // names none.
 func WithDefaultImage(image string) Option { return func(s *Store) { s.defaultImage = image } }
@@ -64,7 +74,7 @@ func WithIdentity(id Identity) Option {
 // Open returns the store over root, the runs root. The root need not
 // exist yet (a store with no runs lists none).
 func Open(root string, opts ...Option) *Store {
-	s := &Store{root: root, git: gitops.New(), now: time.Now, export: engine.ExportRun}
+	s := &Store{root: root, git: gitops.New(), now: time.Now, export: engine.ExportRun, salvage: engine.SalvageRun}
 	s.identity = s.operatorIdentity
 	for _, o := range opts {
 		o(s)
@@ -120,12 +130,28 @@ func (s *Store) load(slug, dir string) *Run {
 	run.stamp = stamp
 	if err != nil {
 		run.Err = err
+		run.Alive = runAlive(dir, nil)
 	} else {
 		run.Record, run.Warning = rec, warning
+		run.Alive = runAlive(dir, &run.Record)
 	}
-	alive, aerr := transcript.IsAlive(dir)
-	run.Alive = alive && aerr == nil
 	return run
+}
+
+// runAlive reports whether the run in dir is alive: some process holds its
+// liveness lock; or, for a record dirtywork 0.9.1 wrote (it has no
+// liveness file), it is recorded as running and its host_pid is still the
+// run's process (transcript.LegacyAlive). rec is nil when run.json could
+// not be read.
+func runAlive(dir string, rec *Record) bool {
+	alive, err := transcript.IsAlive(dir)
+	if err != nil {
+		return false
+	}
+	if alive || rec == nil || rec.Status != StatusRunning || rec.HostPID == nil || transcript.HasLivenessFile(dir) {
+		return alive
+	}
+	return transcript.LegacyAlive(*rec.HostPID, rec.Started)
 }
 
 // ListOptions choose what List finds out besides the records.

@@ -11,6 +11,7 @@ import (
 )
 
 func TestListReadsEveryRunAndKeepsBrokenOnes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.addRun("b-run", map[string]any{"status": "max_turns", "turns": 7, "files_changed": []string{"x.go"}, "worktree_files": 12})
 	e.addRun("a-run", map[string]any{"status": 5}) // wrong type: a warning, not a failure
@@ -50,6 +51,7 @@ func TestListReadsEveryRunAndKeepsBrokenOnes(t *testing.T) {
 }
 
 func TestGetRefusesBadAndUnknownSlugs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, slug := range []string{"../escape", "/etc", ".", "..", "a/b", "", "-x"} {
 		if _, err := e.store.Get(slug); !errors.Is(err, ErrInvalidSlug) {
@@ -62,6 +64,7 @@ func TestGetRefusesBadAndUnknownSlugs(t *testing.T) {
 }
 
 func TestAliveOnlyWhileTheLockIsHeld(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := e.addRun("live", map[string]any{"status": "running", "host_pid": os.Getpid()})
 	run, err := e.store.Get("live")
@@ -87,6 +90,7 @@ func TestAliveOnlyWhileTheLockIsHeld(t *testing.T) {
 }
 
 func TestLeftoversAskTheDaemonOncePerCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	repo := newRepo(t)
 	e.addLaneRun(repo, "one", map[string]any{"container": "dw-one", "volume": "dw-one-work", "sandbox": "docker"})
@@ -119,6 +123,7 @@ func TestLeftoversAskTheDaemonOncePerCall(t *testing.T) {
 }
 
 func TestWatchSeesRunsOfOtherProcessesWithinASecond(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.addRun("old", nil)
 	ch, err := e.store.Watch(t.Context())
@@ -170,6 +175,7 @@ func TestWatchSeesRunsOfOtherProcessesWithinASecond(t *testing.T) {
 }
 
 func TestVerdictWritesTheFieldsAndKeepsUnknownKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	now := time.Date(2026, 1, 2, 4, 4, 5, 0, time.UTC)
 	e.store = Open(e.root, WithDocker(e.docker), WithClock(func() time.Time { return now }))

@@ -220,8 +220,11 @@ func (wt *watcher) probeLiveness(ctx context.Context) bool {
 		if run == nil || (!run.Alive && run.Record.Status != StatusRunning) {
 			continue
 		}
-		alive, err := transcript.IsAlive(run.Dir)
-		if err == nil && alive != run.Alive && !wt.refresh(ctx, slug) {
+		rec := &run.Record
+		if run.Err != nil {
+			rec = nil
+		}
+		if alive := runAlive(run.Dir, rec); alive != run.Alive && !wt.refresh(ctx, slug) {
 			return false
 		}
 	}

@@ -138,6 +138,34 @@ func (r *Registry) RunBash(ctx context.Context, command string, timeout time.Dur
 	return FormatBash(br), exit, br.TimedOut, false, nil
 }
 
+// Verified is what a verify step left: the command's result as the model
+// reads it, its exit code (nil when it timed out, could not run or was
+// refused), and what it judged (sandbox.VerifyRun).
+type Verified struct {
+	Text    string
+	Exit    *int
+	Blocked bool
+	Run     sandbox.VerifyRun
+}
+
+// RunVerify runs the verify command through the deny-list and the
+// workspace's verify step: on the sealed tree, in a fresh session.
+func (r *Registry) RunVerify(ctx context.Context, command string, timeout time.Duration) (Verified, error) {
+	if rule, hit := policy.Check(command, r.policy); hit {
+		return Verified{Text: rule.Message(), Blocked: true}, nil
+	}
+	run, err := r.ws.Verify(ctx, command, timeout)
+	if err != nil {
+		return Verified{}, err
+	}
+	v := Verified{Text: FormatBash(run.BashResult), Run: run}
+	if !run.TimedOut && run.LaunchError == "" {
+		code := run.ExitCode
+		v.Exit = &code
+	}
+	return v, nil
+}
+
 func (r *Registry) bash(ctx context.Context, args map[string]any) (Result, error) {
 	cmd := args["command"].(string)
 	timeout := time.Duration(args["timeout"].(int)) * time.Second

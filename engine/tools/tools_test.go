@@ -72,6 +72,11 @@ func (f *fakeWS) Bash(_ context.Context, c string, t time.Duration) (sandbox.Bas
 	return r, f.err
 }
 
+func (f *fakeWS) Verify(ctx context.Context, c string, t time.Duration) (sandbox.VerifyRun, error) {
+	r, err := f.Bash(ctx, c, t)
+	return sandbox.VerifyRun{BashResult: r, Tree: "sha256:fake"}, err
+}
+
 func (f *fakeWS) Finalize(context.Context) (sandbox.Finalization, error) {
 	return sandbox.Finalization{}, nil
 }

@@ -79,6 +79,10 @@ type Server struct {
 	requests []Request
 	// recorded is closed and replaced whenever a request is recorded.
 	recorded chan struct{}
+	// arrived counts the chat requests that arrived (decoded, before any
+	// scripted delay); arrival is closed and replaced at each.
+	arrived int
+	arrival chan struct{}
 
 	httpSrv  *http.Server
 	listener net.Listener
@@ -86,7 +90,7 @@ type Server struct {
 
 // New returns a server for script.
 func New(script Script) *Server {
-	return &Server{script: script, attempts: map[int]int{}, recorded: make(chan struct{})}
+	return &Server{script: script, attempts: map[int]int{}, recorded: make(chan struct{}), arrival: make(chan struct{})}
 }
 
 // Start listens on addr (for example "127.0.0.1:0") and serves in the
@@ -137,6 +141,36 @@ func (s *Server) AwaitRequests(ctx context.Context, n int) ([]Request, error) {
 			return s.Requests(), fmt.Errorf("scripted model server: waiting for %d requests: %w", n, ctx.Err())
 		}
 	}
+}
+
+// AwaitArrivals waits until at least n chat requests have arrived: read
+// and decoded, while their replies may still be scripted to come late. A
+// test that must act while the run waits on a reply waits here, on the
+// event, not on a clock.
+func (s *Server) AwaitArrivals(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		if s.arrived >= n {
+			s.mu.Unlock()
+			return nil
+		}
+		next := s.arrival
+		s.mu.Unlock()
+		select {
+		case <-next:
+		case <-ctx.Done():
+			return fmt.Errorf("scripted model server: waiting for %d chat requests to arrive: %w", n, ctx.Err())
+		}
+	}
+}
+
+// arrive counts a chat request that arrived.
+func (s *Server) arrive() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.arrived++
+	close(s.arrival)
+	s.arrival = make(chan struct{})
 }
 
 // ChatRequests returns the decoded chat-completions requests, in order.
@@ -204,6 +238,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, body []byte, rec *
 		return writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 	}
 	rec.Chat = &req
+	s.arrive()
 	if req.Model != s.script.ModelID() {
 		return writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
 	}
