@@ -93,6 +93,10 @@ func applyDefaultsSkipping(flags *pflag.FlagSet, env map[string]string, path str
 			continue
 		}
 		text, ok := scalarText(raw)
+		if list, isList := raw.([]any); isList && f.Value.Type() == "stringArray" {
+			// A list setting (allow-host = ["a", "b"]) is one comma list.
+			text, ok = stringList(list)
+		}
 		if !ok {
 			return nil, fmt.Errorf("%s:%d: '%s' must be a string, number or boolean", path, line, key)
 		}
@@ -120,6 +124,19 @@ func scalarText(v any) (string, bool) {
 		return strconv.FormatFloat(x, 'g', -1, 64), true
 	}
 	return "", false
+}
+
+// stringList renders a TOML array of strings as one comma list.
+func stringList(list []any) (string, bool) {
+	parts := make([]string, 0, len(list))
+	for _, v := range list {
+		s, ok := v.(string)
+		if !ok {
+			return "", false
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ","), true
 }
 
 // keyLine finds the line a top-level key is set on (1-based; 0 if not

@@ -185,6 +185,7 @@ func labelled(t *testing.T, slug string) []string {
 // worktree or branch except the parked ref, and that the parked ref holds
 // every file the worker wrote, also when the only copy was in the volume.
 func TestCrashAtEveryPoint(t *testing.T) {
+	t.Parallel()
 	requireDaemon(t)
 	bin := buildDirtywork(t)
 	all := []string{"alpha.txt", "bravo.txt", "big.txt"}

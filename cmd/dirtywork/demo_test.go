@@ -10,6 +10,7 @@ import (
 )
 
 func TestDemoRunsTheScriptedTaskToCompletion(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	out, errOut, code, err := runCLIProcess(t, "", []string{"TMPDIR=" + tmp}, "demo")
 	if err != nil {

@@ -113,6 +113,7 @@ func TestDoctor(t *testing.T) {
 // the terminal, or any other output, with their escape sequences shown,
 // not obeyed.
 func TestDoctorTextIsSafeOnATerminal(t *testing.T) {
+	t.Parallel()
 	master, slave := openPTY(t)
 	rep := doctorReport{OK: true, Checks: []check{{
 		Name: "model server", Status: checkOK, Detail: "http://h/v1: 1 model(s): evil\x1b]0;pwned\x07\x1b[31mred\u009b2J",
@@ -143,6 +144,7 @@ func TestDoctorTextIsSafeOnATerminal(t *testing.T) {
 }
 
 func TestDoctorKeysAreDocumented(t *testing.T) {
+	t.Parallel()
 	rep := runDoctor(t.Context(), doctorInputs{baseURL: "http://127.0.0.1:1/v1", model: "m", image: "i"})
 	doc := documentedKeys(t)
 	for _, c := range rep.Checks {

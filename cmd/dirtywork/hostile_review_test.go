@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,6 +44,7 @@ func (e *escapeRun) onTerminal(args ...string) ([]byte, int) {
 // neutralise them: lane list (git status of the lane), runs accept's
 // warnings, errors that quote worker paths.
 func TestWorkerNamesNeverReachTheTerminalRaw(t *testing.T) {
+	t.Parallel()
 	e := newEscapeRun(t, nil)
 	// python writes the names: the escapes are bytes the shell would not
 	// pass through a here-string unchanged.
@@ -86,6 +88,7 @@ open('run.sh','w').write('#!/bin/sh\n'); import os; os.chmod('run.sh',0o755)
 // integration on the way in) runs git in them: nothing of the worker's may
 // run then.
 func TestQuarantinedRepositoriesRunNothing(t *testing.T) {
+	t.Parallel()
 	for _, cred := range escapeUsers(t) {
 		t.Run(userName(cred), func(t *testing.T) {
 			e := newEscapeRun(t, cred)
@@ -114,6 +117,7 @@ func TestQuarantinedRepositoriesRunNothing(t *testing.T) {
 // a fill there (bytes or entries) is stopped like one in the tree, during
 // the command that makes it and between commands, as the run's user.
 func TestRunGitDirFillIsStopped(t *testing.T) {
+	t.Parallel()
 	gd := "gd=$(git rev-parse --absolute-git-dir); "
 	for _, cred := range escapeUsers(t) {
 		t.Run(userName(cred), func(t *testing.T) {
@@ -162,6 +166,7 @@ func TestRunGitDirFillIsStopped(t *testing.T) {
 // Finalize reads no more of them than the budget allows (it read all,
 // 70 GB of zeros in 105 s, before): the rest are counted by size.
 func TestRunSparseFillIsNotReadWhole(t *testing.T) {
+	t.Parallel()
 	e := newEscapeRun(t, nil)
 	payload := e.run([]string{"seq 300 | xargs -P 8 -n 30 sh -c 'for i; do truncate -s 49M f$i; done' sh; echo made"}, "--max-worktree-mb", "50")
 	if payload["status"] != "budget_exceeded" {
@@ -190,6 +195,7 @@ func TestRunSparseFillIsNotReadWhole(t *testing.T) {
 // dirtywork command runs the worker's config: nothing of dirtywork runs
 // between the kill and then.)
 func TestKilledHostRunArmsNothing(t *testing.T) {
+	t.Parallel()
 	for _, cred := range escapeUsers(t) {
 		for _, after := range []string{"reconcile", "accept", "snapshot"} {
 			t.Run(userName(cred)+"/"+after, func(t *testing.T) {
@@ -222,6 +228,15 @@ func TestKilledHostRunArmsNothing(t *testing.T) {
 				if tree := e.git(e.repo, "ls-tree", "-r", "--name-only", ref); strings.Contains(tree, "sub/") || strings.Contains(tree, ".git") {
 					t.Errorf("the commit holds the worker's repositories:\n%s", tree)
 				}
+				// What no diff shows is taken out and listed, as the
+				// finalize's seal would have.
+				if _, err := os.Lstat(filepath.Join(wt, "hidden", "mod.py")); !os.IsNotExist(err) {
+					t.Errorf("the worker's ignored file is still in the worktree: %v", err)
+				}
+				rec := readJSONFile(t, filepath.Join(e.dir, ".dirtywork", "runs", slug, "run.json"))
+				if ic := fmt.Sprint(rec["ignored_changes"]); !strings.Contains(ic, "hidden/mod.py") {
+					t.Errorf("ignored_changes %s lacks hidden/mod.py", ic)
+				}
 			})
 		}
 	}
@@ -239,6 +254,7 @@ func (e *escapeRun) killedPlantingRun() (string, string) {
 		"git init -q --bare sub && git -C sub config core.bare false && git -C sub config core.worktree .. && " +
 		"git -C sub config core.fsmonitor '" + touch + "' && " +
 		"git config core.fsmonitor '" + touch + "' && mkdir -p priv && echo \"gitdir: $(git rev-parse --absolute-git-dir)\" > priv/.git && " +
+		"mkdir hidden && printf '*\\n' > hidden/.gitignore && echo 'x = 1' > hidden/mod.py && " +
 		"echo work > kept.txt && touch ready && sleep 60"
 	srv := startScripted(t, map[string]any{"turns": []map[string]any{
 		{"tool_calls": []map[string]any{{"name": "bash", "arguments": map[string]any{"command": plant}}}},

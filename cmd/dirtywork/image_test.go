@@ -223,6 +223,7 @@ func TestImageBuildDefaultTagIsTheVersion(t *testing.T) {
 }
 
 func TestBootstrapRefusalHints(t *testing.T) {
+	t.Parallel()
 	spec := imageBuild{tag: "worker:test", bootstrap: true}
 	for _, tt := range []struct {
 		err      error
@@ -243,6 +244,7 @@ func TestBootstrapRefusalHints(t *testing.T) {
 }
 
 func TestImageBuildCommand(t *testing.T) {
+	t.Parallel()
 	def := workerimage.DefaultImage(Version())
 	for _, tt := range []struct {
 		image     string

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"maps"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -10,10 +12,13 @@ import (
 
 // carriedFlags are run's flags a resume does not take: the run being
 // resumed decides them (RE-5).
-var carriedFlags = map[string]bool{
-	"repo": true, "branch-from": true, "sandbox": true, "allow-commit": true,
-	"verify": true, "verify-rounds": true, "verify-timeout": true,
-}
+var carriedFlags = map[string]bool{"repo": true, "branch-from": true, "sandbox": true}
+
+// inheritedFlags are the flags a resume takes over from the run it resumes
+// unless the command line gives them (0.9.1's precedence: the flag, then
+// the resumed run's recorded value, then the built-in default). Neither
+// the environment nor the config file sets them for a resume.
+var inheritedFlags = map[string]bool{"allow-commit": true, "verify": true, "verify-rounds": true, "verify-timeout": true}
 
 func newResumeCmd(io *streams) *cobra.Command {
 	var f runFlags
@@ -26,9 +31,11 @@ same branch: the worker is told the earlier task, how the earlier run ended and
 what it did last, and (with --feedback or --feedback-file) what a reviewer asks
 for. A run that completed is resumed only with feedback.
 
-The repository, worktree, branch, base commit, sandbox mode, provider,
---allow-commit and the verify settings are the resumed run's; --model and
---image default to its own; every other setting is as for 'dirtywork run'.
+The repository, worktree, branch, base commit, sandbox mode and provider are
+the resumed run's; --model, --image, --allow-commit, --verify, --verify-rounds
+and --verify-timeout default to its own (what it recorded, else the built-in
+default) and the command line overrides them; every other setting is as for
+'dirtywork run'. --allow-commit is refused for a docker run, as for 'run'.
 SLUG|RUN_DIR is a run's slug, or its directory when it contains a '/'.
 
 In the docker sandbox the container is seeded with the worktree's files; at the
@@ -46,7 +53,11 @@ status, 2 refused with nothing created and the resumed run untouched).`,
 			// Only the command line overrides what the run carries; the
 			// environment and the config file do not.
 			modelGiven, imageGiven, providerGiven := fs.Changed("model"), fs.Changed("image"), fs.Changed("provider")
-			fromConfig, err := applyDefaultsSkipping(fs, map[string]string{"base-url": "DIRTYWORK_BASE_URL"}, configPath(), carriedFlags)
+			given := engine.ResumeOverrides{
+				AllowCommit: fs.Changed("allow-commit"), Verify: fs.Changed("verify"),
+				VerifyRounds: fs.Changed("verify-rounds"), VerifyTimeout: fs.Changed("verify-timeout"),
+			}
+			fromConfig, err := applyDefaultsSkipping(fs, map[string]string{"base-url": "DIRTYWORK_BASE_URL"}, configPath(), inheritedOrCarried())
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
@@ -61,7 +72,7 @@ status, 2 refused with nothing created and the resumed run untouched).`,
 			}
 			req := engine.ResumeRequest{
 				Target: args[0], Feedback: feedback, HasFeedback: fs.Changed("feedback"), FeedbackFile: feedbackFile,
-				Spec: spec, ModelGiven: modelGiven, ImageGiven: imageGiven, ProviderGiven: providerGiven,
+				Spec: spec, ModelGiven: modelGiven, ImageGiven: imageGiven, ProviderGiven: providerGiven, Given: given,
 			}
 			store, err := runs.OpenDefault()
 			if err != nil {
@@ -84,4 +95,12 @@ status, 2 refused with nothing created and the resumed run untouched).`,
 	cmd.Flags().StringVar(&feedbackFile, "feedback-file", "", "read the feedback from this file")
 	addDetachFlags(cmd)
 	return cmd
+}
+
+// inheritedOrCarried are the config file keys a resume ignores: the flags
+// it does not take and those it inherits.
+func inheritedOrCarried() map[string]bool {
+	out := maps.Clone(carriedFlags)
+	maps.Copy(out, inheritedFlags)
+	return out
 }

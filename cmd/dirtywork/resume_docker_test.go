@@ -45,9 +45,13 @@ func (d *dockerRun) cleanupRun(slug string) {
 	d.t.Cleanup(func() {
 		for _, path := range []string{
 			"/containers/dw-" + slug + "?force=1", "/containers/dw-" + slug + "-export?force=1",
+			"/containers/dw-" + slug + "-measure?force=1",
 			"/volumes/dw-" + slug + "-work?force=1", "/volumes/dw-" + slug + "-tools?force=1",
 		} {
-			_, _, _ = engineRequest(context.WithoutCancel(d.t.Context()), http.MethodDelete, path)
+			code, _, _ := engineRequest(context.WithoutCancel(d.t.Context()), http.MethodDelete, path)
+			if code == http.StatusNoContent && strings.HasSuffix(path, "-work?force=1") {
+				releaseStore(d.home, "dw-"+slug+"-work") // a volume the test left, removed here
+			}
 		}
 	})
 }
@@ -81,6 +85,7 @@ func bashResults(t *testing.T, path string) []string {
 // back and the stash is gone. A resume whose export fails gets the prior
 // work back in the worktree, and its volume is kept.
 func TestResumeInDocker(t *testing.T) {
+	t.Parallel()
 	requireDaemon(t)
 	bin := buildDirtywork(t)
 	// Every run adds a line to notes.txt; the first also deletes

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,6 +227,7 @@ func TestResumeRefusals(t *testing.T) {
 		{"base not a commit", []string{badBase}, "its base commit " + strings.Repeat("e", 40) + " is not a commit", nil},
 		{"carried flag", []string{stoppedSlug, "--repo", e.repo}, "unknown flag: --repo", nil},
 		{"docker preflight", []string{dockerRun}, "(a docker run is resumed in the docker sandbox)", nil},
+		{"allow-commit with docker", []string{dockerRun, "--allow-commit"}, "--allow-commit requires --sandbox none: docker export carries files, not commits", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -257,4 +259,61 @@ func TestResumeRefusals(t *testing.T) {
 	if out, stderr, code := e.resume(stoppedSlug); code != 0 || out["status"] != "completed" {
 		t.Fatalf("resume after the refusals: exit %d %v\n%s", code, out, stderr)
 	}
+}
+
+// TestResumeTakesTheInheritedFlags: resume takes --verify, --verify-rounds,
+// --verify-timeout and --allow-commit as 0.9.1 did. Without them the new run
+// has the resumed run's recorded values; given, they override those (an
+// empty --verify turns verify off); run.json records what the run used.
+func TestResumeTakesTheInheritedFlags(t *testing.T) {
+	e := newE2E(t, appendScript)
+	first, stderr, code := e.run("--max-turns", "1", "--verify", "test -f log.txt", "--verify-rounds", "2", "--verify-timeout", "60",
+		"append a line to the log")
+	if code != 1 || first["status"] != "max_turns" {
+		t.Fatalf("first run: exit %d, %v\n%s", code, first, stderr)
+	}
+	recorded := func(payload map[string]any) transcript.Record {
+		t.Helper()
+		rec, err := transcript.ReadRecord(payload["run_dir"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	check := func(what string, rec transcript.Record, verify any, rounds, timeout int, allow bool) {
+		t.Helper()
+		if rec["verify_command"] != verify || rec["verify_rounds"] != json.Number(fmt.Sprint(rounds)) ||
+			rec["verify_timeout"] != json.Number(fmt.Sprint(timeout)) || rec["allow_commit"] != allow {
+			t.Errorf("%s: run.json verify_command %v, verify_rounds %v, verify_timeout %v, allow_commit %v; want %v, %d, %d, %v",
+				what, rec["verify_command"], rec["verify_rounds"], rec["verify_timeout"], rec["allow_commit"], verify, rounds, timeout, allow)
+		}
+	}
+	check("first run", recorded(first), "test -f log.txt", 2, 60, false)
+
+	// Nothing given: the resumed run's settings.
+	inherited, stderr, code := e.resume(filepath.Base(first["run_dir"].(string)))
+	if code != 0 || inherited["status"] != "completed" {
+		t.Fatalf("resume: exit %d, %v\n%s", code, inherited, stderr)
+	}
+	if v, _ := inherited["verify"].(map[string]any); v == nil || v["command"] != "test -f log.txt" || v["passed"] != true {
+		t.Errorf("the inherited verify did not run: %v", inherited["verify"])
+	}
+	check("inheriting resume", recorded(inherited), "test -f log.txt", 2, 60, false)
+
+	// Given: they override, and the next resume inherits them.
+	given, stderr, code := e.resume(filepath.Base(inherited["run_dir"].(string)), "--feedback", "check again",
+		"--verify", "test -f nothing-here", "--verify-rounds", "0", "--verify-timeout", "30", "--allow-commit")
+	if code != 1 || given["status"] != "verify_failed" {
+		t.Fatalf("resume with flags: exit %d, %v\n%s", code, given, stderr)
+	}
+	if v, _ := given["verify"].(map[string]any); v == nil || v["command"] != "test -f nothing-here" {
+		t.Errorf("--verify did not override: %v", given["verify"])
+	}
+	check("resume with flags", recorded(given), "test -f nothing-here", 0, 30, true)
+
+	off, stderr, code := e.resume(filepath.Base(given["run_dir"].(string)), "--verify", "")
+	if code != 0 || off["status"] != "completed" || off["verify"] != nil {
+		t.Fatalf("resume with an empty --verify: exit %d, %v\n%s", code, off, stderr)
+	}
+	check("resume with an empty --verify", recorded(off), nil, 0, 30, true)
 }

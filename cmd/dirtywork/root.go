@@ -120,6 +120,7 @@ four runs at once and takes review verdicts.`,
 		newDoctorCmd(io),
 		newDevCmd(io),
 		newToolboxCmd(io),
+		newEgressCmd(io),
 	)
 	return root
 }

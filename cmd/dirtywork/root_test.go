@@ -17,6 +17,7 @@ func runMain(t *testing.T, args ...string) (stdout, stderr string, code int) {
 }
 
 func TestHelpListsEveryCommand(t *testing.T) {
+	t.Parallel()
 	out, _, code := runMain(t, "--help")
 	if code != ExitOK {
 		t.Fatalf("--help exited %d", code)
@@ -29,6 +30,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	out, _, code := runMain(t, "--version")
 	if code != ExitOK || !strings.HasPrefix(out, "dirtywork ") || strings.TrimSpace(out) == "dirtywork" {
 		t.Fatalf("--version = %q, exit %d", out, code)
@@ -42,6 +44,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestNotLandedCommandsRefuse(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"bench"},
 	} {
@@ -66,6 +69,7 @@ func TestNotLandedCommandsRefuse(t *testing.T) {
 }
 
 func TestUsageErrorsExitTwo(t *testing.T) {
+	t.Parallel()
 	for name, args := range map[string][]string{
 		"unknown command": {"bogus"},
 		"unknown flag":    {"--bogus"},
@@ -80,6 +84,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 }
 
 func TestExitCodeMapping(t *testing.T) {
+	t.Parallel()
 	plain := errors.New("daemon unreachable")
 	tests := []struct {
 		name      string

@@ -12,6 +12,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/egress"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -40,6 +41,8 @@ type runFlags struct {
 	cpus                                                float64
 	allowNetwork, keepVolume, withHistory               bool
 	minFreeMB, maxPatchMB, pidsLimit                    int
+	allowHosts                                          []string
+	noDefaultHosts                                      bool
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -64,19 +67,21 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxTokens, "max-tokens", 4096, "most tokens per model reply")
 	fs.BoolVar(&f.noStream, "no-stream", false, "do not stream replies")
 	// Limits of the sandbox, either kind.
-	fs.BoolVar(&f.allowNetwork, "allow-network", false, "give the sandbox network access (off: only loopback on the host, none in docker)")
+	fs.BoolVar(&f.allowNetwork, "allow-network", false, "give the sandbox the network through the egress proxy (off: only its own loopback)")
+	fs.StringArrayVar(&f.allowHosts, "allow-host", nil, "HOST[:PORT] (or *.DOMAIN, comma lists, repeatable) the egress proxy of a run with network lets through, besides the registries the lockfiles name")
+	fs.BoolVar(&f.noDefaultHosts, "no-default-hosts", false, "let the egress proxy through to the --allow-host hosts only, not the lockfiles' registries")
 	fs.StringVar(&f.memory, "memory", "4g", "the sandbox's memory limit")
 	fs.StringVar(&f.tmpSize, "tmp-size", "1g", "size of the sandbox's private /tmp")
 	fs.IntVar(&f.pidsLimit, "pids-limit", 512, "most processes and threads the sandbox may hold at once")
+	fs.Float64Var(&f.cpus, "cpus", 2, "the sandbox's CPU limit, in CPUs (1.5: one and a half)")
 	// Docker-only settings.
 	fs.StringVar(&f.image, "image", defaultImage(), "worker image (docker)")
-	fs.Float64Var(&f.cpus, "cpus", 2, "container CPU limit (docker)")
 	fs.StringVar(&f.gitdirSize, "gitdir-size", "512m", "size of the worker's git dir: the container's tmpfs (docker), the private repository's cap (host)")
 	fs.IntVar(&f.minFreeMB, "min-free-mb", 2048, "host free-space floor in MiB (docker)")
 	fs.BoolVar(&f.keepVolume, "keep-volume", false, "keep the worktree volume after export (docker)")
 	fs.IntVar(&f.maxPatchMB, "max-patch-mb", 10, "largest diff.patch, in MiB (docker)")
 	fs.BoolVar(&f.withHistory, "with-history", false, "give the worker the base commit's whole history, not the base commit alone")
-	fs.StringVar(&f.setup, "setup", "", "command run in the tree, with network, before the worker starts (docker)")
+	fs.StringVar(&f.setup, "setup", "", "command run in the tree, with the network through the egress proxy, before the worker starts (docker)")
 }
 
 // spec validates the flags and builds the run's Spec. Every problem is a
@@ -138,7 +143,7 @@ func (f *runFlags) settings(fs *pflag.FlagSet, fromConfig map[string]bool) (engi
 	if fs.Changed("temperature") && (math.IsNaN(f.temperature) || math.IsInf(f.temperature, 0)) {
 		return s, usageErrorf("--temperature must be a finite number")
 	}
-	if math.IsNaN(f.cpus) || f.cpus <= 0 {
+	if math.IsNaN(f.cpus) || math.IsInf(f.cpus, 0) || f.cpus <= 0 {
 		return s, usageErrorf("--cpus must be a positive number, got %v", f.cpus)
 	}
 	for _, c := range []struct{ name, v string }{{"memory", f.memory}, {"tmp-size", f.tmpSize}, {"gitdir-size", f.gitdirSize}} {
@@ -148,6 +153,10 @@ func (f *runFlags) settings(fs *pflag.FlagSet, fromConfig map[string]bool) (engi
 	}
 	if f.image == "" {
 		return s, usageErrorf("--image must not be empty")
+	}
+	allowHosts, err := egress.ParseRules(f.allowHosts...)
+	if err != nil {
+		return s, usageErrorf("--allow-host: %v", err)
 	}
 
 	baseURL := f.baseURL
@@ -165,7 +174,7 @@ func (f *runFlags) settings(fs *pflag.FlagSet, fromConfig map[string]bool) (engi
 		StallTurns: f.stallTurns, StuckRepeats: f.stuckRepeats,
 		VerifyCommand: f.verify, VerifyRounds: f.verifyRounds, VerifyTimeout: f.verifyTimeout,
 		MaxWorktreeMB: f.maxWorktreeMB, MaxWorktreeFiles: f.maxWorktreeFiles, AllowCommit: f.allowCommit,
-		PidsLimit: f.pidsLimit,
+		PidsLimit: f.pidsLimit, AllowHosts: allowHosts, NoDefaultHosts: f.noDefaultHosts,
 		Docker: engine.DockerSpec{
 			Image: f.image, AllowNetwork: f.allowNetwork, Memory: f.memory, CPUs: f.cpus,
 			TmpSize: f.tmpSize, GitdirSize: f.gitdirSize, MinFreeMB: f.minFreeMB,

@@ -124,6 +124,8 @@ type dockerRun struct {
 func newDockerRun(t *testing.T, bin string, script func(targets []string) any) *dockerRun {
 	t.Helper()
 	d := &dockerRun{t: t, bin: bin, home: filepath.Join(t.TempDir(), "dwhome")}
+	// Registered first, so it runs last: after every other cleanup.
+	checkNoStoresLeft(t, d.home)
 	// Every interface, so that only the sandbox can keep the worker from
 	// reaching it, not the address it listens on.
 	ln, err := net.Listen("tcp", "0.0.0.0:0")
@@ -219,7 +221,10 @@ func (d *dockerRun) removeLeftovers() {
 			"/containers/dw-" + slug + "-measure?force=1", "/containers/dw-" + slug + "-reap?force=1",
 			"/volumes/dw-" + slug + "-work?force=1", "/volumes/dw-" + slug + "-tools?force=1",
 		} {
-			_, _, _ = engineRequest(context.WithoutCancel(d.t.Context()), http.MethodDelete, path)
+			code, _, _ := engineRequest(context.WithoutCancel(d.t.Context()), http.MethodDelete, path)
+			if code == http.StatusNoContent && strings.HasSuffix(path, "-work?force=1") {
+				releaseStore(d.home, "dw-"+slug+"-work") // a volume the test left, removed here
+			}
 		}
 	})
 }
@@ -337,6 +342,7 @@ func toolCall(name string, args map[string]any) map[string]any {
 }
 
 func TestRunInDocker(t *testing.T) {
+	t.Parallel()
 	requireDaemon(t)
 	bin := buildDirtywork(t)
 
@@ -510,6 +516,7 @@ var outsideQuote = regexp.MustCompile(`resolves outside the worktree \([^)]*\)`)
 // docker mode on the same repository: the file tools, grep and list_dir
 // must give byte-identical results, and both runs the same changes.
 func TestHostAndDockerRunsAgree(t *testing.T) {
+	t.Parallel()
 	requireDaemon(t)
 	bin := buildDirtywork(t)
 	calls := []map[string]any{

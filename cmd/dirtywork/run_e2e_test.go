@@ -475,12 +475,9 @@ func TestRunBranchFromAnotherRun(t *testing.T) {
 func TestRunServerDiesMidRun(t *testing.T) {
 	e := newE2E(t, `{"turns":[{"tool_calls":[{"name":"list_dir","arguments":{}}]},{"text":"never sent","delay_ms":20000}]}`)
 	go func() {
-		deadline := time.Now().Add(20 * time.Second)
-		// The first chat request answered (the model listing does not count).
-		for len(e.srv.ChatRequests()) < 1 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		time.Sleep(300 * time.Millisecond) // the second request is now waiting on its reply
+		// The second chat request arrived and waits on its reply (the
+		// model listing does not count): the server goes away now.
+		_ = e.srv.AwaitArrivals(t.Context(), 2)
 		_ = e.srv.Close()
 	}()
 	payload, stderr, code := e.run()

@@ -227,6 +227,7 @@ func (e *escapeRun) plantCommands(admin string) []string {
 }
 
 func TestRunGitEscapesFail(t *testing.T) {
+	t.Parallel()
 	for _, cred := range escapeUsers(t) {
 		t.Run(userName(cred), func(t *testing.T) {
 			e := newEscapeRun(t, cred)
@@ -274,6 +275,7 @@ func TestRunGitEscapesFail(t *testing.T) {
 }
 
 func TestRunAllowCommitChangesOnlyTheLane(t *testing.T) {
+	t.Parallel()
 	for _, cred := range escapeUsers(t) {
 		t.Run(userName(cred), func(t *testing.T) {
 			e := newEscapeRun(t, cred)
@@ -309,6 +311,7 @@ func TestRunAllowCommitChangesOnlyTheLane(t *testing.T) {
 }
 
 func TestRunFillIsStoppedDuringTheCommand(t *testing.T) {
+	t.Parallel()
 	for _, cred := range escapeUsers(t) {
 		t.Run(userName(cred), func(t *testing.T) {
 			e := newEscapeRun(t, cred)

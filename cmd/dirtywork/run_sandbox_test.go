@@ -42,6 +42,7 @@ func TestRunDockerWithoutDaemonIsRefused(t *testing.T) {
 
 // A missing worker image's hint is the exact command that builds it.
 func TestPreflightHintForMissingImage(t *testing.T) {
+	t.Parallel()
 	spec := engine.Spec{Docker: engine.DockerSpec{Image: "dirtywork-worker:custom"}}
 	missing := &engine.PreflightError{Msg: "no image", Hint: "generic", Err: fmt.Errorf("inspect: %w", docker.ErrImageMissing)}
 	hint := preflightHint(missing, spec)
@@ -58,6 +59,7 @@ func TestPreflightHintForMissingImage(t *testing.T) {
 // run's default image is the one `image build` makes by default, so the
 // hint's build command and a plain run agree.
 func TestRunDefaultImageIsWhatImageBuildMakes(t *testing.T) {
+	t.Parallel()
 	run := newRunCmd(&streams{}).Flags().Lookup("image").DefValue
 	build := newImageBuildCmd(&streams{}).Flags().Lookup("tag").DefValue
 	if run != build || !strings.HasPrefix(run, "dirtywork-worker:") {

@@ -20,20 +20,26 @@ func newRunsCleanCmd(io *streams) *cobra.Command {
 		Short: "Remove what finished runs left, never losing unmerged work",
 		Long: `Removes a finished run's container and volumes (only when their labels name
 the run), its worktree and branch (only a clean dw-* worktree of the run's
-repository with no commits beyond its base, unless --force), its pre-resume
-stash and its run dir (--keep-transcript keeps run.json and transcript.jsonl).
-Prints one '<action>: <detail>' line per step.
+repository with no commits beyond its base, unless --force), the pre-resume
+stashes beside that worktree (only when the worktree goes) and its run dir
+(--keep-transcript keeps run.json and transcript.jsonl). Prints one
+'<action>: <detail>' line per step.
 
 Nothing unmerged is deleted: a kept volume whose tree never reached the worktree
-is exported into it first; with --force, a worktree with changes or a branch
-with commits beyond its base is first parked under refs/dirtywork/parked/<slug>,
-and the line says how to get it back. A run still running is never touched; a
-crashed one needs --force. Cleaning twice is fine. --dry-run says what would be
-done. Exit 1 when any step was skipped, else 0; 2 for bad arguments.`,
+is exported into it first; with --force, a worktree with changes, a branch
+with commits beyond its base or a pre-resume stash holding work is first
+parked under refs/dirtywork/parked/<slug>, and the line says how to get it
+back. A run still running is never touched; a
+crashed one needs --force. Cleaning twice is fine: with --force, a run an
+earlier clean removed is reported gone (absent-rundir) and is no skip; a slug
+that never was a run is. --dry-run says what would be done. Exit 1 when any step was skipped, else 0; 2 for bad arguments.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if all == (len(args) == 1) {
-				return usageErrorf("give one run's slug or --all")
+			switch {
+			case !all && len(args) == 0:
+				return usageErrorf("'runs clean' needs a slug or --all")
+			case all && len(args) == 1:
+				return usageErrorf("'runs clean' takes a slug or --all, not both")
 			}
 			store, err := runs.OpenDefault(runs.WithDefaultImage(workerimage.DefaultImage(Version())))
 			if err != nil {

@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 // run.json (export_failed becomes completed) and removes the volume. A
 // second export is refused: the volume is gone and the worktree full.
 func TestRunsExport(t *testing.T) {
+	t.Parallel()
 	requireDaemon(t)
 	bin := buildDirtywork(t)
 	d := newDockerRun(t, bin, func([]string) any {
@@ -143,11 +145,13 @@ func dirNames(t *testing.T, dir string) []string {
 // tree (its baseline filled it); `runs export` takes that lane and brings
 // every file of the worker's back.
 func TestRunsExportAfterSIGKILL(t *testing.T) {
+	t.Parallel()
 	requireDaemon(t)
 	bin := buildDirtywork(t)
 	d := newDockerRun(t, bin, func([]string) any {
 		return map[string]any{"turns": []any{
-			toolCall("bash", map[string]any{"command": "mkdir -p out/deep && for i in $(seq 1 50); do echo $i > out/f$i; done && echo deep > out/deep/x && rm README.md"}),
+			toolCall("bash", map[string]any{"command": "mkdir -p out/deep && for i in $(seq 1 50); do echo $i > out/f$i; done && echo deep > out/deep/x && rm README.md && " +
+				"mkdir hidden && printf '*\\n' > hidden/.gitignore && echo 'x = 1' > hidden/mod.py"}),
 			toolCall("write_file", map[string]any{"path": "notes.md", "content": "written by a tool\n"}),
 			toolCall("edit_file", map[string]any{"path": "src/app.py", "old_string": "return 1", "new_string": "return 2"}),
 			toolCall("bash", map[string]any{"command": "sleep 600"}),
@@ -190,7 +194,14 @@ func TestRunsExportAfterSIGKILL(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(worktree, "README.md")); err != nil || string(b) != "# demo\n" {
 		t.Fatalf("the lane does not hold the base tree: README.md %q, %v", b, err)
 	}
-	c := exec.CommandContext(t.Context(), bin, "runs", "export", slug)
+	// Where the kernel held the volume's size, its file system outlived
+	// the process: the image, on its loop device, holds the tree.
+	stored := sizeLimitKind(t, runDir) == "filesystem"
+	if left := storesUnder(d.home); stored && len(left) != 3 {
+		t.Errorf("the killed run's file system: %q, want its image, its mount and its loop device", left)
+	}
+	t.Logf("size limit: filesystem %v", stored)
+	c := exec.CommandContext(t.Context(), bin, "runs", "export", slug, "--keep-volume")
 	c.Env = append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost())
 	out, err := c.CombinedOutput()
 	if err != nil {
@@ -201,6 +212,14 @@ func TestRunsExportAfterSIGKILL(t *testing.T) {
 			t.Errorf("%s = %q, %v; want %q", name, b, err, want)
 		}
 	}
+	// The finalize's seal never ran: the export seals the lane instead,
+	// taking the worker's ignored files out and listing them.
+	if _, err := os.Lstat(filepath.Join(worktree, "hidden", "mod.py")); !os.IsNotExist(err) {
+		t.Errorf("the worker's ignored file reached the lane: %v", err)
+	}
+	if after, err := transcript.ReadRecord(runDir); err != nil || !strings.Contains(fmt.Sprint(after["ignored_changes"]), "hidden/mod.py") {
+		t.Errorf("ignored_changes %v (%v) lacks hidden/mod.py", after["ignored_changes"], err)
+	}
 	if app, err := os.ReadFile(filepath.Join(worktree, "src", "app.py")); err != nil || !strings.Contains(string(app), "return 2") {
 		t.Errorf("app.py: %q %v", app, err)
 	}
@@ -210,5 +229,91 @@ func TestRunsExportAfterSIGKILL(t *testing.T) {
 	rec, err = transcript.ReadRecord(runDir)
 	if err != nil || rec["export_status"] != "ok" {
 		t.Errorf("run.json after the export: %v, %v", rec["export_status"], err)
+	}
+	// Kept, the volume keeps its file system; cleaning the run removes
+	// both (the work parked first).
+	if left := storesUnder(d.home); stored && len(left) != 3 {
+		t.Errorf("the kept volume's file system: %q", left)
+	}
+	c = exec.CommandContext(t.Context(), bin, "runs", "clean", slug, "--force")
+	c.Env = append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost())
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("runs clean --force: %v\n%s", err, out)
+	}
+	if left := storesUnder(d.home); len(left) != 0 {
+		t.Errorf("after runs clean: %q", left)
+	}
+	if left := labelled(t, slug); len(left) != 0 {
+		t.Errorf("after runs clean: %q", left)
+	}
+}
+
+// TestRunsCleanForceSalvagesAnUnexportableVolume: a run whose export
+// failed (its tree past its file cap) keeps its volume; a member the
+// export refuses whatever the caps (a 3 GB sparse file, past the export's
+// default byte cap, put there as root) makes the volume unexportable.
+// `runs clean` without --force keeps it, and with --force parks what the
+// export would write of it on its own, names what it could not, and
+// removes the volume and its file system.
+func TestRunsCleanForceSalvagesAnUnexportableVolume(t *testing.T) {
+	t.Parallel()
+	requireDaemon(t)
+	bin := buildDirtywork(t)
+	d := newDockerRun(t, bin, func([]string) any {
+		return map[string]any{"turns": []any{
+			toolCall("bash", map[string]any{"command": "echo kept > kept.txt && mkdir -p deep/er && echo deeper > deep/er/x"}),
+			map[string]any{"finish": "done"},
+		}}
+	})
+	d.removeLeftovers()
+	payload, stderr, _ := d.dockerCLI(d.runArgs("--max-worktree-files", "5", "leave a tree the export refuses")...)
+	if payload == nil {
+		t.Fatalf("no result:\n%s", stderr)
+	}
+	slug := filepath.Base(payload["run_dir"].(string))
+	rec, err := transcript.ReadRecord(payload["run_dir"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := rec["export_status"].(string); !strings.HasPrefix(s, "export_failed: archive exceeds 5 files") {
+		t.Fatalf("export_status %q, want the file cap's refusal", s)
+	}
+	sparse := exec.CommandContext(t.Context(), "docker", "run", "--rm", "--network", "none", "--user", "0:0",
+		"--mount", "type=volume,src=dw-"+slug+"-work,dst=/work", "--entrypoint", "/usr/bin/truncate", dockerTestImage, "-s", "3G", "/work/sparse")
+	sparse.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost())
+	if out, err := sparse.CombinedOutput(); err != nil {
+		t.Fatalf("make the volume unexportable: %v\n%s", err, out)
+	}
+	out, errOut, code := d.cliText("runs", "clean", slug)
+	if code != 1 || !strings.Contains(out, "skip-volume: dw-"+slug+"-work") || !strings.Contains(out, "--force") {
+		t.Fatalf("runs clean: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, _ := engineRequest(t.Context(), http.MethodGet, "/volumes/dw-"+slug+"-work"); code != http.StatusOK {
+		t.Fatalf("the volume went without --force: %d", code)
+	}
+	out, errOut, code = d.cliText("runs", "clean", slug, "--force")
+	t.Logf("runs clean --force:\n%s%s", out, errOut)
+	if code != 0 {
+		t.Fatalf("runs clean --force: exit %d", code)
+	}
+	for _, want := range []string{"salvaged-volume: dw-" + slug + "-work", "not-parked: sparse: archive exceeds", "removed-volume: dw-" + slug + "-work", "parked: refs/dirtywork/parked/" + slug} {
+		if !strings.Contains(out, want) {
+			t.Errorf("runs clean --force says nothing of %q", want)
+		}
+	}
+	parked := "refs/dirtywork/parked/" + slug
+	for name, want := range map[string]string{"kept.txt": "kept", "deep/er/x": "deeper", "README.md": "# demo"} {
+		if got := gitOut(t, d.repo, "show", parked+":"+name); got != want {
+			t.Errorf("parked %s = %q, want %q", name, got, want)
+		}
+	}
+	if got := gitOut(t, d.repo, "ls-tree", "--name-only", parked, "sparse"); got != "" {
+		t.Errorf("the refused member was parked: %q", got)
+	}
+	if left := labelled(t, slug); len(left) != 0 {
+		t.Errorf("left after runs clean --force: %q", left)
+	}
+	if left := storesUnder(d.home); len(left) != 0 {
+		t.Errorf("volume file systems left: %q", left)
 	}
 }

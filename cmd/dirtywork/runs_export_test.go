@@ -13,6 +13,7 @@ import (
 // TestRunsExportExitFollowsTheExport: R-6's exit code is the export's
 // outcome; a later step that failed is a warning, never exit 2.
 func TestRunsExportExitFollowsTheExport(t *testing.T) {
+	t.Parallel()
 	later := errors.New("exported, but run.json of 's' was not updated: disk full")
 	for _, tc := range []struct {
 		name     string

@@ -168,7 +168,10 @@ checkout) and changes nothing. Exit 0; 2 when refused.`,
 				return nil
 			}
 			res, err := store.Merge(c.Context(), args[0], runs.MergeOptions{Into: into, Files: cleanList(files), Note: note, ReviewSeconds: secs, Reviewer: rf.reviewer})
-			if res != nil && res.Accept != nil {
+			switch {
+			case res != nil && res.Commit != "" && !res.AlreadyMerged:
+				warnRisks(io, res.Warnings) // everything the merge brought
+			case res != nil && res.Accept != nil:
 				warnRisks(io, res.Accept.Risks)
 			}
 			var refused *runs.RefusedError

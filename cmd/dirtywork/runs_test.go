@@ -63,6 +63,7 @@ func compatRuns(t *testing.T, root string) {
 }
 
 func TestRunsListJSONKeepsThe091RowShape(t *testing.T) {
+	t.Parallel()
 	root := runsHome(t)
 	compatRuns(t, root)
 	out, errOut, code := runMain(t, "runs", "list", "--json")
@@ -107,6 +108,7 @@ func TestRunsListJSONKeepsThe091RowShape(t *testing.T) {
 }
 
 func TestRunsListTextAndEmpty(t *testing.T) {
+	t.Parallel()
 	root := runsHome(t)
 	out, _, code := runMain(t, "runs", "list")
 	if code != ExitOK || out != "no runs found\n" {
@@ -133,6 +135,7 @@ func TestRunsListTextAndEmpty(t *testing.T) {
 }
 
 func TestRunsShowKeyLinesMatchThe091Example(t *testing.T) {
+	t.Parallel()
 	root := runsHome(t)
 	compatRuns(t, root)
 	out, errOut, code := runMain(t, "runs", "show", "fix-the-flag-0102040506-bbbbbbbb")
@@ -157,6 +160,7 @@ func TestRunsShowKeyLinesMatchThe091Example(t *testing.T) {
 }
 
 func TestRunsShowRefusals(t *testing.T) {
+	t.Parallel()
 	root := runsHome(t)
 	compatRuns(t, root)
 	if _, errOut, code := runMain(t, "runs", "show", "nope"); code != ExitUsage || !strings.Contains(errOut, "no such run 'nope'") {
@@ -184,6 +188,7 @@ func TestRunsShowRefusals(t *testing.T) {
 }
 
 func TestRunsVerdictRecordsAndRefuses(t *testing.T) {
+	t.Parallel()
 	root := runsHome(t)
 	dir := putRun(t, root, "judged", transcript.Record{"status": "completed", "ended": "2026-01-02T03:04:05+00:00"})
 	out, errOut, code := runMain(t, "runs", "verdict", "judged", "reject", "--note", "wrong file", "--review-seconds", "12")
@@ -218,6 +223,7 @@ func TestRunsVerdictRecordsAndRefuses(t *testing.T) {
 }
 
 func TestRunsCleanActionLinesAndExitCodes(t *testing.T) {
+	t.Parallel()
 	root := runsHome(t)
 	putRun(t, root, "gone-0102030405-dddddddd", transcript.Record{"status": "completed"})
 	out, errOut, code := runMain(t, "runs", "clean", "gone-0102030405-dddddddd")
@@ -288,5 +294,52 @@ func TestRunThenAcceptAndMergeFromTheCommandLine(t *testing.T) {
 	out, _, code = cli("runs", "clean", slug)
 	if code != 0 || !strings.Contains(out, "removed-worktree: ") || !strings.Contains(out, "removed-branch: ") {
 		t.Errorf("clean after merge: exit %d\n%s", code, out)
+	}
+}
+
+// Cleaning with --force is idempotent: a run clean already removed is gone,
+// which is what was asked (exit 0). A slug that never was a run stays an
+// error, and without --force a removed run is still 0.9.1's skip.
+func TestRunsCleanForceOfARunAlreadyCleaned(t *testing.T) {
+	t.Parallel()
+	root := runsHome(t)
+	slug := "twice-0102030405-eeeeeeee"
+	dir := filepath.Join(root, slug)
+	putRun(t, root, slug, transcript.Record{"status": "completed"})
+	if out, errOut, code := runMain(t, "runs", "clean", slug, "--force"); code != ExitOK || out != "removed-rundir: "+dir+"\n" {
+		t.Fatalf("first clean: exit %d %q %q", code, out, errOut)
+	}
+	out, errOut, code := runMain(t, "runs", "clean", slug, "--force")
+	if code != ExitOK || !strings.HasPrefix(out, "absent-rundir: "+dir+" (cleaned already, at ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("second clean --force: exit %d %q %q", code, out, errOut)
+	}
+	if out, _, code := runMain(t, "runs", "clean", slug); code != ExitRunNotCompleted || !strings.HasPrefix(out, "skip: no such run") {
+		t.Errorf("second clean without --force: exit %d %q", code, out)
+	}
+	if out, _, code := runMain(t, "runs", "clean", "never-0102030405-ffffffff", "--force"); code != ExitRunNotCompleted || !strings.HasPrefix(out, "skip: no such run 'never-0102030405-ffffffff'") {
+		t.Errorf("a slug that never was: exit %d %q", code, out)
+	}
+	if out, _, code := runMain(t, "runs", "list", "--json"); code != ExitOK || strings.TrimSpace(out) != "[]" {
+		t.Errorf("runs list after the clean: exit %d %q", code, out)
+	}
+}
+
+// Refusals whose 0.9.1 wording is as clear as ours keep 0.9.1's words
+// (docs/compatibility.md lists the others, with both texts).
+func TestRunsRefusalsIn091Words(t *testing.T) {
+	t.Parallel()
+	root := runsHome(t)
+	putRun(t, root, "words-0102030405-aaaaaaaa", transcript.Record{"status": "completed"})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"runs", "show", "words-0102030405-aaaaaaaa", "--out", "x.md"}, "error: --out requires --markdown\n"},
+		{[]string{"runs", "clean"}, "error: 'runs clean' needs a slug or --all\n"},
+		{[]string{"runs", "clean", "words-0102030405-aaaaaaaa", "--all"}, "error: 'runs clean' takes a slug or --all, not both\n"},
+	} {
+		if _, errOut, code := runMain(t, tc.args...); code != ExitUsage || !strings.HasPrefix(errOut, tc.want) {
+			t.Errorf("%s: exit %d %q, want exit 2 %q", strings.Join(tc.args, " "), code, errOut, tc.want)
+		}
 	}
 }

@@ -110,7 +110,7 @@ terminal will show the output. The run's own record of its change is
 		RunE: func(c *cobra.Command, args []string) error {
 			switch {
 			case out != "" && !markdown:
-				return usageErrorf("--out needs --markdown")
+				return usageErrorf("--out requires --markdown")
 			case raw && asJSON:
 				return usageErrorf("--raw does not go with --json: JSON escapes what a terminal acts on and decodes to the exact text")
 			case raw && !withDiff && !markdown:

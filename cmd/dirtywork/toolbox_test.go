@@ -14,6 +14,7 @@ import (
 // process and talks to it over its stdin and stdout, as the docker
 // sandbox does over the container's attached stream.
 func TestToolboxCommandServesOverStdio(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)

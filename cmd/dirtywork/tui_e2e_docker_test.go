@@ -11,6 +11,7 @@ import (
 // TestE2EDemoCockpitDocker: the demo's four tasks in the docker sandbox,
 // reviewed and accepted in mission control.
 func TestE2EDemoCockpitDocker(t *testing.T) {
+	t.Parallel()
 	requireDaemon(t)
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")

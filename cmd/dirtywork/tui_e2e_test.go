@@ -185,6 +185,7 @@ func e2eGit(t *testing.T, repo string, args ...string) (string, error) {
 // TestE2EDemoCockpit: the demo's four runs in mission control, two more
 // launched into the queue, a review accepted and another cleaned.
 func TestE2EDemoCockpit(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	p := startTUI(t, 160, 45, []string{"TMPDIR=" + tmp, "DIRTYWORK_HOME=" + home},
@@ -345,6 +346,7 @@ const hostileText = "pwned\x1b]52;c;cHduZWQ=\x07 \x1b]0;pwned-title\x07 \x1b]8;;
 // TestE2EHostileTranscriptRendersInert: a transcript full of escape
 // sequences changes neither the title nor the clipboard, and shows them.
 func TestE2EHostileTranscriptRendersInert(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	payload := headlessRun(t, tmp, home)
@@ -406,6 +408,7 @@ func fakeSlowGit(t *testing.T, delay string) string {
 // TestE2ESlowGitDelaysNoKeystroke: while a review waits on a git that takes
 // 5 s per call, every key still answers at once.
 func TestE2ESlowGitDelaysNoKeystroke(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	headlessRun(t, tmp, home)
@@ -437,6 +440,7 @@ func TestE2ESlowGitDelaysNoKeystroke(t *testing.T) {
 // TestE2ELargeDiffOpensWithoutFreezing: a 10,000-line change opens, and
 // keys answer while it does.
 func TestE2ELargeDiffOpensWithoutFreezing(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	payload := headlessRun(t, tmp, home)

@@ -23,6 +23,7 @@ func writeConfig(t *testing.T, text string) string {
 }
 
 func TestTUIConfigSection(t *testing.T) {
+	t.Parallel()
 	path := writeConfig(t, `max-turns = 60
 
 [tui]
@@ -52,6 +53,7 @@ theme = "light"
 }
 
 func TestTUIConfigErrors(t *testing.T) {
+	t.Parallel()
 	for name, text := range map[string]string{
 		"unknown setting": "[tui]\nmax_runs = 2\n",
 		"bad syntax":      "[tui\n",
@@ -117,6 +119,7 @@ func TestTUIRefusesBadKeyBindings(t *testing.T) {
 }
 
 func TestLauncherRefusalCarriesMessageAndHint(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	l := &launcher.Launcher{Exe: os.Args[0], Env: append(os.Environ(), testMainEnv+"=1", "DIRTYWORK_HOME="+home)}
 	_, err := l.Launch(t.Context(), backend.LaunchSpec{Repo: t.TempDir(), Task: "t", Sandbox: "none", MaxTurns: 3, BaseURL: "http://127.0.0.1:9/v1"})

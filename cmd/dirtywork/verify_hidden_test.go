@@ -31,6 +31,7 @@ const verifyApp2 = `python3 -c "import app,sys; sys.exit(0 if app.main()==2 else
 // left where the diff does not show it (a .pyc in an ignored __pycache__)
 // must not decide it.
 func TestVerifyIgnoresHiddenBytecode(t *testing.T) {
+	t.Parallel()
 	for _, cred := range escapeUsers(t) {
 		t.Run(userName(cred), func(t *testing.T) {
 			e := newEscapeRun(t, cred)

@@ -39,8 +39,13 @@ func main() {
 	flag.DurationVar(&modelDelay, "model-delay", 0, "how long the scripted model takes for each reply (e.g. 500ms)")
 	flag.BoolVar(&freshHome, "fresh-home", false, "give every run a DIRTYWORK_HOME of its own (no warm-up run)")
 	image := flag.String("image", "dirtywork-worker:dev", "worker image for -sandbox docker")
+	verify := flag.String("verify", "", "a --verify command for every run (its cost is in the time after the last reply)")
+	runArgs := flag.String("run-args", "", "more flags for every run, space-separated (e.g. --allow-network)")
 	flag.Parse()
-	sandboxArgs = []string{"--sandbox", *sandboxFlag}
+	sandboxArgs = append([]string{"--sandbox", *sandboxFlag}, strings.Fields(*runArgs)...)
+	if *verify != "" {
+		sandboxArgs = append(sandboxArgs, "--verify", *verify)
+	}
 	if *sandboxFlag == "docker" {
 		sandboxArgs = append(sandboxArgs, "--image", *image)
 	}
