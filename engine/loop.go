@@ -86,6 +86,9 @@ type Loop struct {
 	Verify        *VerifyConfig
 	// Now is the clock (tests); time.Now when nil.
 	Now func() time.Time
+
+	// first is the first turn's request, when Prefetch sent it.
+	first *prefetch
 }
 
 // Outcome is what the loop leaves for finalize, run_end and stdout.
@@ -120,6 +123,8 @@ type run struct {
 	started  time.Time
 	verifyN  int
 	summary  string
+	// first is the prefetched first request, until the first turn takes it.
+	first *prefetch
 }
 
 func (l *Loop) now() time.Time {
@@ -141,9 +146,14 @@ func (l *Loop) Run(ctx context.Context, system, task string) Outcome {
 		repeat:   newRepeatTracker(l.StuckRepeats),
 		started:  l.now(),
 	}
-	r.deadline = r.started.Add(l.Timeout)
 	r.hist.add(provider.Message{Role: provider.RoleSystem, Content: system})
 	r.hist.add(provider.Message{Role: provider.RoleUser, Content: task})
+	defer l.Discard()
+	if r.first = l.take(r.hist.msgs); r.first != nil {
+		// The run's time began when its first request went out.
+		r.started = r.first.started
+	}
+	r.deadline = r.started.Add(l.Timeout)
 	r.out.Status, r.out.FinalMessage = r.loop(ctx)
 	if r.out.Status != StatusStuck {
 		r.out.StuckOn = nil // a latch that outlived its streak is not the run's story
@@ -215,17 +225,16 @@ func (r *run) ask(ctx context.Context) (resp provider.Response, status, final st
 	r.out.Requests++
 	sentChars := r.hist.total
 
-	progress := newProgressReporter(r, turn)
-	req := provider.Request{
-		Model:       r.l.Model,
-		Messages:    append([]provider.Message(nil), r.hist.msgs...),
-		Tools:       tools.Schemas(),
-		Temperature: r.l.Temperature,
-		MaxTokens:   r.l.MaxTokens,
-		Stream:      r.l.Stream,
-		OnProgress:  progress.report,
+	var err error
+	if pf := r.first; pf != nil {
+		r.first = nil
+		progress := &progressReporter{r: r, turn: turn, start: pf.started, last: pf.started}
+		pf.attach(progress.report)
+		resp, err = pf.wait(callCtx)
+	} else {
+		progress := newProgressReporter(r, turn)
+		resp, err = r.l.Provider.Chat(callCtx, r.l.request(r.hist.msgs, progress.report))
 	}
-	resp, err := r.l.Provider.Chat(callCtx, req)
 	if err == nil {
 		r.hist.calibrate(sentChars, resp.Usage.PromptTokens)
 		return resp, "", "", false

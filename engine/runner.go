@@ -149,6 +149,7 @@ func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
 		return nil, refuse("", "%v", err)
 	}
 	p.repo = repo
+	r.mark("preflight_repo")
 	// 2. Commits travel only in host mode.
 	if spec.AllowCommit && spec.Sandbox == "docker" {
 		return nil, refuse("", "--allow-commit requires --sandbox none: docker export carries files, not commits")
@@ -180,10 +181,12 @@ func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
 		}
 		return nil, refuse("Load it with: lms load "+spec.Model, "model '%s' not loaded (loaded: %s).", spec.Model, loaded)
 	}
+	r.mark("preflight_models")
 	// 4. The context window.
 	if err := r.resolveWindow(ctx, p); err != nil {
 		return nil, err
 	}
+	r.mark("preflight_window")
 	// 5. --branch-from.
 	if err := r.resolveBranchFrom(ctx, p); err != nil {
 		return nil, err
@@ -196,6 +199,7 @@ func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
 	} else if err := r.hostPreflight(ctx, p); err != nil {
 		return nil, err
 	}
+	r.mark("preflight_sandbox")
 	// 8. Task size (7, the workspace, comes with the run record).
 	tokens := int(math.Ceil(float64(len([]rune(spec.Task))) / 4))
 	if float64(tokens) > 0.20*float64(p.window) {
@@ -345,6 +349,12 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 		_ = os.RemoveAll(runDir)
 		return nil, refuse("", "write run.json: %v", err)
 	}
+	// The first model request goes out now, while the lane and the
+	// sandbox are made (or, when another ref decides the base, once the
+	// lane says which commit it is).
+	loop := r.newLoop(p)
+	defer loop.Discard()
+	first := r.prefetchFirst(ctx, p, planned, loop)
 	var closeLane func()
 	lane, closeLane, err = r.openLane(ctx, p, slug)
 	if err != nil {
@@ -371,6 +381,9 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	}
 
 	r.mark("lane")
+	if first == nil {
+		first = r.prefetchFirst(ctx, p, lane, loop)
+	}
 	fmt.Fprintf(r.Stderr, "worktree:   %s\n", lane.Worktree)
 	announced := r.OnStarted != nil
 	if announced {
@@ -414,11 +427,14 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	pause.At(pause.Transcript)
 	fmt.Fprintf(r.Stderr, "transcript: %s\n", tw.Path())
 
-	conv, err := gitops.ReadConventions(ctx, p.repo, lane.BaseCommit)
-	if err != nil {
-		r.warnf("cannot read the repository's conventions: %v", err)
+	if first == nil || first.base != lane.BaseCommit {
+		first = r.firstTurn(ctx, p, lane.BaseCommit)
 	}
-	system := SystemPrompt(ws.DisplayRoot(), conv.Name, conv.Text, spec.AllowCommit)
+	if first.convErr != nil {
+		r.warnf("cannot read the repository's conventions: %v", first.convErr)
+	}
+	// A prefetched request made for another root is dropped by the loop.
+	system := SystemPrompt(ws.DisplayRoot(), first.conv.Name, first.conv.Text, spec.AllowCommit)
 
 	_ = tw.Write(r.runStart(p, lane, op.settings))
 	events.attach(tw)
@@ -427,7 +443,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 		// The host jail starts while the first request is out.
 		b.Begin()
 	}
-	out, fin, finErr := r.loopAndFinalize(ctx, p, ws, op.guard(lane), tw, system)
+	out, fin, finErr := r.loopAndFinalize(ctx, p, loop, ws, op.guard(lane), tw, system)
 	return rec.finish(r, p, lane, tw, out, fin, finErr, events.setupRecord()), nil
 }
 
@@ -435,10 +451,10 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 // outcome: the operator needs to know what the worker left. A panic in
 // either becomes a model_error outcome or a finalize error instead of a
 // crash without a result.
-func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, ws sandbox.Workspace, guard policy.Options,
+func (r *Runner) loopAndFinalize(ctx context.Context, p *prepared, loop *Loop, ws sandbox.Workspace, guard policy.Options,
 	tw *transcript.Writer, system string,
 ) (Outcome, *sandbox.Finalization, error) {
-	out := r.runLoop(ctx, p, ws, guard, tw, system)
+	out := r.runLoop(ctx, p, loop, ws, guard, tw, system)
 	r.mark("loop")
 	fin, err := r.finalizeWork(ctx, p, ws)
 	r.mark("finalize")
@@ -475,21 +491,13 @@ func judgedExported(out *Outcome, fin *sandbox.Finalization) {
 	}
 }
 
-// runLoop runs the agent loop; a panic ends it as model_error.
-func (r *Runner) runLoop(ctx context.Context, p *prepared, ws sandbox.Workspace, guard policy.Options,
-	tw *transcript.Writer, system string,
-) (out Outcome) {
+// newLoop is the run's agent loop before its workspace exists: the tools
+// and the transcript come with runLoop.
+func (r *Runner) newLoop(p *prepared) *Loop {
 	spec := p.spec
-	defer func() {
-		if v := recover(); v != nil {
-			out.Status = StatusModelError
-			out.FinalMessage = fmt.Sprintf("unexpected error: %v", v)
-			fmt.Fprintf(r.Stderr, "error: %s\n%s", out.FinalMessage, debug.Stack())
-		}
-	}()
 	loop := &Loop{
-		Provider: p.prov, Tools: tools.New(ws, guard), Events: tw,
-		Model: spec.Model, MaxTurns: spec.MaxTurns, Timeout: spec.Timeout, Temperature: spec.Temperature,
+		Provider: p.prov,
+		Model:    spec.Model, MaxTurns: spec.MaxTurns, Timeout: spec.Timeout, Temperature: spec.Temperature,
 		MaxTokens: spec.MaxTokens, Stream: spec.Stream, ContextWindow: p.window,
 		StallTurns: spec.StallTurns, StuckRepeats: spec.StuckRepeats,
 	}
@@ -499,7 +507,22 @@ func (r *Runner) runLoop(ctx context.Context, p *prepared, ws sandbox.Workspace,
 			Timeout: time.Duration(spec.VerifyTimeout) * time.Second,
 		}
 	}
-	return loop.Run(ctx, system, spec.Task)
+	return loop
+}
+
+// runLoop runs the agent loop in ws; a panic ends it as model_error.
+func (r *Runner) runLoop(ctx context.Context, p *prepared, loop *Loop, ws sandbox.Workspace, guard policy.Options,
+	tw *transcript.Writer, system string,
+) (out Outcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			out.Status = StatusModelError
+			out.FinalMessage = fmt.Sprintf("unexpected error: %v", v)
+			fmt.Fprintf(r.Stderr, "error: %s\n%s", out.FinalMessage, debug.Stack())
+		}
+	}()
+	loop.Tools, loop.Events = tools.New(ws, guard), tw
+	return loop.Run(ctx, system, p.spec.Task)
 }
 
 func (r *Runner) runStart(p *prepared, lane gitops.Lane, sandboxSettings any) transcript.RunStart {

@@ -129,7 +129,6 @@ func branchExists(t *testing.T, repo, branch string) bool {
 // TestLaneContract holds the lane to the commitments an isolation backend
 // makes to a workflow engine.
 func TestLaneContract(t *testing.T) {
-	t.Parallel()
 	repo := newTestRepo(t)
 	lane := mustOpen(t, repo, "run-7/task-3")
 

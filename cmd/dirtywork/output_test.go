@@ -146,7 +146,6 @@ func (e *e2e) cli(args ...string) (stdout, stderr []byte, code int) {
 // JSON with worker text in it: what is printed holds no character a
 // terminal acts on, and decodes to the worker's exact text.
 func TestEveryJSONOutputIsTerminalSafe(t *testing.T) {
-	t.Parallel()
 	e, payload, _ := hostileE2E(t)
 	slug := filepath.Base(payload["run_dir"].(string))
 
@@ -227,7 +226,6 @@ func TestEveryJSONOutputIsTerminalSafe(t *testing.T) {
 // worker's text raw, and a run that died without one (its run.json's
 // fields in the object).
 func TestRunsWaitEscapesAnyResult(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	kept := putRun(t, root, "kept-0102030405-aaaaaaaa", transcript.Record{"status": "max_turns"})
 	raw := []byte(`{"status":"max_turns","final_message":"` + strings.NewReplacer("\x1b", `\u001b`, "\x07", `\u0007`, "\r", `\r`).Replace(trick) + `"}` + "\n")
@@ -251,7 +249,6 @@ func TestRunsWaitEscapesAnyResult(t *testing.T) {
 // neutralised whether or not it goes to a terminal: a pipe (less -R shows
 // escapes), a file written with --out.
 func TestTextOutputIsNeutralisedOnAPipe(t *testing.T) {
-	t.Parallel()
 	e, payload, _ := hostileE2E(t)
 	slug := filepath.Base(payload["run_dir"].(string))
 	for _, args := range [][]string{
@@ -292,7 +289,6 @@ func TestTextOutputIsNeutralisedOnAPipe(t *testing.T) {
 // run's diff.patch and applicable, where the neutralised diff is not (its
 // CRs are shown as ␍); with --markdown, the document unneutralised.
 func TestRunsShowRawIsTheWorkerBytes(t *testing.T) {
-	t.Parallel()
 	e, payload, _ := hostileE2E(t)
 	slug := filepath.Base(payload["run_dir"].(string))
 	patch, err := os.ReadFile(filepath.Join(payload["run_dir"].(string), "diff.patch"))
@@ -340,7 +336,6 @@ func TestRunsShowRawIsTheWorkerBytes(t *testing.T) {
 // A patch that only exists as diff.patch (a docker run's worktree never
 // got its tree) is printed by --diff --raw exactly as the file holds it.
 func TestRunsShowRawPrintsDiffPatchExactly(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	patch := "diff --git a/x.txt b/x.txt\n--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-a\r\n+" + trick + "\r\n"
 	dir := putRun(t, root, "patch-0102030405-cccccccc", transcript.Record{

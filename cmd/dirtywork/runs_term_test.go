@@ -44,7 +44,6 @@ func openPTY(t *testing.T) (pt, tty *os.File) {
 const hostile = "fix\x1b]0;owned\x07 it\x1b[2J\u009b31m\x7f\r!"
 
 func TestRunsListAndShowNeutraliseWorkerTextOnATerminal(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	putRun(t, root, "evil-0102030405-eeeeeeee", transcript.Record{
 		"status": "completed", "task": hostile, "branch": "dirtywork/" + hostile, "model": hostile,

@@ -63,7 +63,6 @@ func compatRuns(t *testing.T, root string) {
 }
 
 func TestRunsListJSONKeepsThe091RowShape(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	compatRuns(t, root)
 	out, errOut, code := runMain(t, "runs", "list", "--json")
@@ -108,7 +107,6 @@ func TestRunsListJSONKeepsThe091RowShape(t *testing.T) {
 }
 
 func TestRunsListTextAndEmpty(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	out, _, code := runMain(t, "runs", "list")
 	if code != ExitOK || out != "no runs found\n" {
@@ -135,7 +133,6 @@ func TestRunsListTextAndEmpty(t *testing.T) {
 }
 
 func TestRunsShowKeyLinesMatchThe091Example(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	compatRuns(t, root)
 	out, errOut, code := runMain(t, "runs", "show", "fix-the-flag-0102040506-bbbbbbbb")
@@ -160,7 +157,6 @@ func TestRunsShowKeyLinesMatchThe091Example(t *testing.T) {
 }
 
 func TestRunsShowRefusals(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	compatRuns(t, root)
 	if _, errOut, code := runMain(t, "runs", "show", "nope"); code != ExitUsage || !strings.Contains(errOut, "no such run 'nope'") {
@@ -188,7 +184,6 @@ func TestRunsShowRefusals(t *testing.T) {
 }
 
 func TestRunsVerdictRecordsAndRefuses(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	dir := putRun(t, root, "judged", transcript.Record{"status": "completed", "ended": "2026-01-02T03:04:05+00:00"})
 	out, errOut, code := runMain(t, "runs", "verdict", "judged", "reject", "--note", "wrong file", "--review-seconds", "12")
@@ -223,7 +218,6 @@ func TestRunsVerdictRecordsAndRefuses(t *testing.T) {
 }
 
 func TestRunsCleanActionLinesAndExitCodes(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	putRun(t, root, "gone-0102030405-dddddddd", transcript.Record{"status": "completed"})
 	out, errOut, code := runMain(t, "runs", "clean", "gone-0102030405-dddddddd")
@@ -301,7 +295,6 @@ func TestRunThenAcceptAndMergeFromTheCommandLine(t *testing.T) {
 // which is what was asked (exit 0). A slug that never was a run stays an
 // error, and without --force a removed run is still 0.9.1's skip.
 func TestRunsCleanForceOfARunAlreadyCleaned(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	slug := "twice-0102030405-eeeeeeee"
 	dir := filepath.Join(root, slug)
@@ -327,7 +320,6 @@ func TestRunsCleanForceOfARunAlreadyCleaned(t *testing.T) {
 // Refusals whose 0.9.1 wording is as clear as ours keep 0.9.1's words
 // (docs/compatibility.md lists the others, with both texts).
 func TestRunsRefusalsIn091Words(t *testing.T) {
-	t.Parallel()
 	root := runsHome(t)
 	putRun(t, root, "words-0102030405-aaaaaaaa", transcript.Record{"status": "completed"})
 	for _, tc := range []struct {
