@@ -184,7 +184,7 @@ func TestDockerRunIsWiredToTheWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if payload.Status != StatusCompleted || payload.FinalMessage != "done in docker" || payload.ExportStatus != nil {
+	if payload.Status != transcript.StatusCompleted || payload.FinalMessage != "done in docker" || payload.ExportStatus != nil {
 		t.Fatalf("payload %+v\n%s", payload, stderr)
 	}
 	if strings.Join(laneEntries, ",") != ".git" {
@@ -280,7 +280,7 @@ func TestDockerSetupFailureRemovesTheLane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if payload.Status != StatusSandboxError || !strings.Contains(payload.FinalMessage, "no space left") ||
+	if payload.Status != transcript.StatusSandboxError || !strings.Contains(payload.FinalMessage, "no space left") ||
 		payload.Turns != nil || payload.ExportStatus != nil || payload.Transcript != "" {
 		t.Fatalf("payload %+v", payload)
 	}
@@ -291,7 +291,7 @@ func TestDockerSetupFailureRemovesTheLane(t *testing.T) {
 		t.Fatalf("branch %s still listed: %q %v", cfg.Branch, out, err)
 	}
 	rec := readJSONFile(t, filepath.Join(payload.RunDir, "run.json"))
-	if rec["status"] != StatusSandboxError || rec["container"] != nil || rec["sandbox"] != "docker" {
+	if rec["status"] != transcript.StatusSandboxError || rec["container"] != nil || rec["sandbox"] != "docker" {
 		t.Fatalf("run.json %v", rec)
 	}
 	if _, ok := rec["export_status"]; ok {
@@ -328,7 +328,7 @@ func TestDockerFailureAfterStartExportsFirst(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if payload.Status != StatusModelError || !strings.Contains(payload.FinalMessage, tt.wantMsg) || ws.finalize != 1 {
+			if payload.Status != transcript.StatusModelError || !strings.Contains(payload.FinalMessage, tt.wantMsg) || ws.finalize != 1 {
 				t.Fatalf("payload %+v, finalize ran %d times", payload, ws.finalize)
 			}
 			rec := readJSONFile(t, filepath.Join(payload.RunDir, "run.json"))

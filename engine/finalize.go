@@ -7,6 +7,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // finalizeTimeout bounds finalize, a docker export included.
@@ -35,7 +36,7 @@ func finalize(ctx context.Context, ws sandbox.Workspace) (fin *sandbox.Finalizat
 // first, so whatever --setup made is not lost; when that export fails, the
 // volume stays and the message names it.
 func (r *Runner) failAfterStart(ctx context.Context, p *prepared, rec *record, slug string, lane gitops.Lane,
-	op *opened, status, msg string,
+	op *opened, status transcript.Status, msg string,
 ) *Payload {
 	if op.docker == nil {
 		return rec.failure(p, slug, lane, nil, status, msg, nil)

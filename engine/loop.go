@@ -14,22 +14,6 @@ import (
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
-// Statuses a run can end with (E-20).
-const (
-	StatusCompleted        = "completed"
-	StatusMaxTurns         = "max_turns"
-	StatusTimeout          = "timeout"
-	StatusContextExhausted = "context_exhausted"
-	StatusModelError       = "model_error"
-	StatusInterrupted      = "interrupted"
-	StatusStalled          = "stalled"
-	StatusStuck            = "stuck"
-	StatusVerifyFailed     = "verify_failed"
-	StatusBudgetExceeded   = "budget_exceeded"
-	StatusSandboxError     = "sandbox_error"
-	StatusExportFailed     = "export_failed"
-)
-
 // Transcript and evidence caps (characters).
 const (
 	assistantTextCap = 64000
@@ -93,7 +77,7 @@ type Loop struct {
 
 // Outcome is what the loop leaves for finalize, run_end and stdout.
 type Outcome struct {
-	Status            string
+	Status            transcript.Status
 	FinalMessage      string
 	Turns             int
 	Usage             transcript.Usage
@@ -155,7 +139,7 @@ func (l *Loop) Run(ctx context.Context, system, task string) Outcome {
 	}
 	r.deadline = r.started.Add(l.Timeout)
 	r.out.Status, r.out.FinalMessage = r.loop(ctx)
-	if r.out.Status != StatusStuck {
+	if r.out.Status != transcript.StatusStuck {
 		r.out.StuckOn = nil // a latch that outlived its streak is not the run's story
 	} else {
 		r.out.StuckOn = r.repeat.latched
@@ -170,23 +154,23 @@ func (r *run) write(ev transcript.Event) {
 	_ = r.l.Events.Write(ev)
 }
 
-func (r *run) loop(ctx context.Context) (status, final string) {
+func (r *run) loop(ctx context.Context) (status transcript.Status, final string) {
 	for {
 		if ctx.Err() != nil {
-			return StatusInterrupted, ""
+			return transcript.StatusInterrupted, ""
 		}
 		if r.out.Turns >= r.l.MaxTurns {
-			return StatusMaxTurns, ""
+			return transcript.StatusMaxTurns, ""
 		}
 		if !r.l.now().Before(r.deadline) {
-			return StatusTimeout, ""
+			return transcript.StatusTimeout, ""
 		}
 		fits, replaced := r.hist.trim()
 		if replaced > 0 {
 			r.out.TrimmedTurns++
 		}
 		if !fits {
-			return StatusContextExhausted, ""
+			return transcript.StatusContextExhausted, ""
 		}
 
 		resp, status, final, done := r.ask(ctx)
@@ -211,7 +195,7 @@ func (r *run) loop(ctx context.Context) (status, final string) {
 }
 
 // ask sends one request. done is set when the run ends here.
-func (r *run) ask(ctx context.Context) (resp provider.Response, status, final string, done bool) {
+func (r *run) ask(ctx context.Context) (resp provider.Response, status transcript.Status, final string, done bool) {
 	left := r.deadline.Sub(r.l.now())
 	callCtx, cancel := context.WithTimeout(ctx, max(time.Second, left))
 	defer cancel()
@@ -240,24 +224,24 @@ func (r *run) ask(ctx context.Context) (resp provider.Response, status, final st
 		return resp, "", "", false
 	}
 	if ctx.Err() != nil {
-		return resp, StatusInterrupted, "", true
+		return resp, transcript.StatusInterrupted, "", true
 	}
 	pe, isProviderErr := provider.AsError(err)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || (isProviderErr && pe.Timeout):
 		if !r.l.now().Before(r.deadline.Add(-500 * time.Millisecond)) {
-			return resp, StatusTimeout, "", true
+			return resp, transcript.StatusTimeout, "", true
 		}
-		return resp, StatusModelError, "model request timed out before the run deadline", true
+		return resp, transcript.StatusModelError, "model request timed out before the run deadline", true
 	case isProviderErr && pe.ContextOverflow:
-		return resp, StatusContextExhausted, "", true
+		return resp, transcript.StatusContextExhausted, "", true
 	case isProviderErr && pe.Malformed:
 		r.out.Turns++
-		return resp, StatusModelError, err.Error(), true
+		return resp, transcript.StatusModelError, err.Error(), true
 	default:
 		// The original let these escape with no evidence; the run ends
 		// here instead, keeping turns, usage and the last tool result.
-		return resp, StatusModelError, err.Error(), true
+		return resp, transcript.StatusModelError, err.Error(), true
 	}
 }
 
@@ -284,7 +268,7 @@ func (r *run) recordAssistant(resp provider.Response) {
 }
 
 // handleText handles a reply without tool calls (E-42, E-43).
-func (r *run) handleText(ctx context.Context, resp provider.Response) (status, final string, done bool) {
+func (r *run) handleText(ctx context.Context, resp provider.Response) (status transcript.Status, final string, done bool) {
 	kind := classify(resp.Text, resp.FinishReason)
 	r.hist.add(provider.Message{Role: provider.RoleAssistant, Content: resp.Text})
 	if kind == replyAnswer {
@@ -293,11 +277,11 @@ func (r *run) handleText(ctx context.Context, resp provider.Response) (status, f
 	turn := r.out.Turns
 	r.write(transcript.Nudge{Kind: kind, Turn: turn})
 	if msg := r.failures.record(kindEmptyReply); msg != "" {
-		return StatusModelError, msg, true
+		return transcript.StatusModelError, msg, true
 	}
 	stallMsg := ""
 	if stalled, nudge := r.stall.endTurn(); stalled {
-		return StatusStalled, fmt.Sprintf("no progress in %d consecutive turns", r.l.StallTurns), true
+		return transcript.StatusStalled, fmt.Sprintf("no progress in %d consecutive turns", r.l.StallTurns), true
 	} else if nudge {
 		r.write(transcript.Nudge{Kind: transcript.NudgeStall, Turn: turn})
 		stallMsg = stallText(r.l.StallTurns / 2)
@@ -307,7 +291,7 @@ func (r *run) handleText(ctx context.Context, resp provider.Response) (status, f
 }
 
 // handleCalls runs a reply's tool calls (E-44 … E-46).
-func (r *run) handleCalls(ctx context.Context, resp provider.Response) (status, final string, done bool) {
+func (r *run) handleCalls(ctx context.Context, resp provider.Response) (status transcript.Status, final string, done bool) {
 	var addressable []provider.ToolCall
 	var malformed []provider.ToolCall
 	for _, c := range resp.ToolCalls {
@@ -329,7 +313,7 @@ func (r *run) handleCalls(ctx context.Context, resp provider.Response) (status, 
 		}
 	}
 	if abort != "" {
-		return StatusModelError, abort, true
+		return transcript.StatusModelError, abort, true
 	}
 
 	finished := false
@@ -347,7 +331,7 @@ func (r *run) handleCalls(ctx context.Context, resp provider.Response) (status, 
 			timedOutThisTurn = true
 		}
 		if res.abort != "" {
-			return StatusModelError, res.abort, true
+			return transcript.StatusModelError, res.abort, true
 		}
 	}
 
@@ -359,12 +343,12 @@ func (r *run) handleCalls(ctx context.Context, resp provider.Response) (status, 
 		return r.complete(ctx, r.summary, timeoutMsg)
 	}
 	if r.repeat.latched != nil {
-		return StatusStuck, fmt.Sprintf("the same failing command ran %d times in a row", r.repeat.latched.Repeats), true
+		return transcript.StatusStuck, fmt.Sprintf("the same failing command ran %d times in a row", r.repeat.latched.Repeats), true
 	}
 	stallMsg := ""
 	stalled, nudge := r.stall.endTurn()
 	if stalled {
-		return StatusStalled, fmt.Sprintf("no progress in %d consecutive turns", r.l.StallTurns), true
+		return transcript.StatusStalled, fmt.Sprintf("no progress in %d consecutive turns", r.l.StallTurns), true
 	}
 	turn := r.out.Turns
 	if timedOutThisTurn {
@@ -392,7 +376,7 @@ type callResult struct {
 
 // runCall executes one addressable call (E-45). endStatus is set when the
 // run ends because of it (budget, sandbox, cancellation).
-func (r *run) runCall(ctx context.Context, c provider.ToolCall, finishReason string) (res callResult, endStatus, endMsg string) {
+func (r *run) runCall(ctx context.Context, c provider.ToolCall, finishReason string) (res callResult, endStatus transcript.Status, endMsg string) {
 	var result string
 	var mutated bool
 	var failure string
@@ -417,11 +401,11 @@ func (r *run) runCall(ctx context.Context, c provider.ToolCall, finishReason str
 		if err != nil {
 			switch {
 			case ctx.Err() != nil:
-				return res, StatusInterrupted, ""
+				return res, transcript.StatusInterrupted, ""
 			case sandbox.IsBudget(err):
-				return res, StatusBudgetExceeded, err.Error()
+				return res, transcript.StatusBudgetExceeded, err.Error()
 			default:
-				return res, StatusSandboxError, err.Error()
+				return res, transcript.StatusSandboxError, err.Error()
 			}
 		}
 		result, mutated, failure = out.Text, out.Mutated, out.FailureKind
@@ -461,21 +445,21 @@ func (r *run) runCall(ctx context.Context, c provider.ToolCall, finishReason str
 
 // complete ends the run as completed, or runs the verify step (E-52).
 // pending is text the next user message must carry if the run continues.
-func (r *run) complete(ctx context.Context, final, pending string) (status, msg string, done bool) {
+func (r *run) complete(ctx context.Context, final, pending string) (status transcript.Status, msg string, done bool) {
 	v := r.l.Verify
 	if v == nil || v.Command == "" {
-		return StatusCompleted, final, true
+		return transcript.StatusCompleted, final, true
 	}
 	timeout := min(max(v.Timeout, time.Second), 600*time.Second)
 	res, err := r.l.Tools.RunVerify(ctx, verifyScript(v.Command), timeout)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
-			return StatusInterrupted, "", true
+			return transcript.StatusInterrupted, "", true
 		case sandbox.IsBudget(err):
-			return StatusBudgetExceeded, err.Error(), true
+			return transcript.StatusBudgetExceeded, err.Error(), true
 		default:
-			return StatusSandboxError, err.Error(), true
+			return transcript.StatusSandboxError, err.Error(), true
 		}
 	}
 	r.verifyN++
@@ -494,10 +478,10 @@ func (r *run) complete(ctx context.Context, final, pending string) (status, msg 
 	}
 	r.write(transcript.Verify{Round: r.verifyN, ExitCode: exit, Passed: passed})
 	if passed {
-		return StatusCompleted, final, true
+		return transcript.StatusCompleted, final, true
 	}
 	if r.verifyN > v.Rounds {
-		return StatusVerifyFailed, final, true
+		return transcript.StatusVerifyFailed, final, true
 	}
 	r.repeat.clear()
 	r.hist.add(provider.Message{Role: provider.RoleUser, Content: joinParagraphs(

@@ -175,7 +175,7 @@ func (h *harness) run(t *testing.T) Outcome {
 func TestReadThenAnswer(t *testing.T) {
 	h := newHarness(calls(call("c1", "read_file", `{"path":"a.txt"}`)), text("done: read it"))
 	out := h.run(t)
-	if out.Status != StatusCompleted || out.Turns != 2 || out.FinalMessage != "done: read it" {
+	if out.Status != transcript.StatusCompleted || out.Turns != 2 || out.FinalMessage != "done: read it" {
 		t.Fatalf("%+v", out)
 	}
 	if out.Usage != (transcript.Usage{PromptTokens: 20, CompletionTokens: 10}) {
@@ -199,17 +199,17 @@ func TestLimits(t *testing.T) {
 	h := newHarness(read, read, read, read, read)
 	h.loop.MaxTurns = 3
 	h.loop.StallTurns = 0
-	if out := h.run(t); out.Status != StatusMaxTurns || out.Turns != 3 {
+	if out := h.run(t); out.Status != transcript.StatusMaxTurns || out.Turns != 3 {
 		t.Fatalf("max turns: %+v", out)
 	}
 	h = newHarness(read)
 	h.loop.Timeout = -time.Second
-	if out := h.run(t); out.Status != StatusTimeout || out.Turns != 0 {
+	if out := h.run(t); out.Status != transcript.StatusTimeout || out.Turns != 0 {
 		t.Fatalf("timeout: %+v", out)
 	}
 	h = newHarness(read)
 	h.loop.ContextWindow = 1 // a budget of 3 characters
-	if out := h.run(t); out.Status != StatusContextExhausted || out.Turns != 0 {
+	if out := h.run(t); out.Status != transcript.StatusContextExhausted || out.Turns != 0 {
 		t.Fatalf("context: %+v", out)
 	}
 }
@@ -219,18 +219,18 @@ func TestFailureTracker(t *testing.T) {
 	good := calls(call("c", "list_dir", `{}`))
 	h := newHarness(bad, bad, bad)
 	out := h.run(t)
-	if out.Status != StatusModelError || out.FinalMessage != "aborted after 3 consecutive bad_args failures" {
+	if out.Status != transcript.StatusModelError || out.FinalMessage != "aborted after 3 consecutive bad_args failures" {
 		t.Fatalf("%+v", out)
 	}
 	h = newHarness(bad, bad, good, bad, bad, text("answer"))
-	if out := h.run(t); out.Status != StatusCompleted {
+	if out := h.run(t); out.Status != transcript.StatusCompleted {
 		t.Fatalf("reset by a good call: %+v", out)
 	}
 	unknown := calls(call("c", "nope", `{}`))
 	malformedArgs := calls(call("c", "read_file", `{"path":`))
 	h = newHarness(bad, unknown, malformedArgs, bad, unknown, malformedArgs)
 	out = h.run(t)
-	if out.Status != StatusModelError || out.FinalMessage != "aborted after 6 consecutive tool failures" || out.Turns != 6 {
+	if out.Status != transcript.StatusModelError || out.FinalMessage != "aborted after 6 consecutive tool failures" || out.Turns != 6 {
 		t.Fatalf("total abort: %+v", out)
 	}
 }
@@ -239,12 +239,12 @@ func TestUnaddressableEntries(t *testing.T) {
 	bad := provider.ToolCall{Name: "read_file", Error: "malformed tool call entry (missing or invalid id/function fields)"}
 	h := newHarness(calls(bad, bad, bad, bad, bad, bad))
 	out := h.run(t)
-	if out.Status != StatusModelError || out.FinalMessage != "aborted after 3 consecutive malformed_entry failures" {
+	if out.Status != transcript.StatusModelError || out.FinalMessage != "aborted after 3 consecutive malformed_entry failures" {
 		t.Fatalf("%+v", out)
 	}
 	h = newHarness(calls(bad), text("fine"))
 	out = h.run(t)
-	if out.Status != StatusCompleted {
+	if out.Status != transcript.StatusCompleted {
 		t.Fatalf("%+v", out)
 	}
 	msgs := h.prov.reqs[1].Messages
@@ -264,20 +264,20 @@ func TestUnaddressableEntries(t *testing.T) {
 func TestProviderErrors(t *testing.T) {
 	h := newHarness(calls(call("c", "list_dir", `{}`)), &provider.Error{Msg: "malformed response from server (no choices[0].message)", Malformed: true})
 	out := h.run(t)
-	if out.Status != StatusModelError || out.Turns != 2 || !strings.Contains(out.FinalMessage, "no choices") {
+	if out.Status != transcript.StatusModelError || out.Turns != 2 || !strings.Contains(out.FinalMessage, "no choices") {
 		t.Fatalf("malformed: %+v", out)
 	}
 	h = newHarness(calls(call("c", "list_dir", `{}`)), &provider.Error{Msg: "HTTP 500 on x: boom", StatusCode: 500})
 	out = h.run(t)
-	if out.Status != StatusModelError || out.Turns != 1 || out.LastToolResult == nil || out.Usage.PromptTokens != 10 {
+	if out.Status != transcript.StatusModelError || out.Turns != 1 || out.LastToolResult == nil || out.Usage.PromptTokens != 10 {
 		t.Fatalf("evidence not kept: %+v", out)
 	}
 	h = newHarness(&provider.Error{Msg: "HTTP 400: context length exceeded", ContextOverflow: true})
-	if out := h.run(t); out.Status != StatusContextExhausted {
+	if out := h.run(t); out.Status != transcript.StatusContextExhausted {
 		t.Fatalf("overflow: %+v", out)
 	}
 	h = newHarness(&provider.Error{Msg: "timed out", Timeout: true})
-	if out := h.run(t); out.Status != StatusModelError || out.FinalMessage != "model request timed out before the run deadline" {
+	if out := h.run(t); out.Status != transcript.StatusModelError || out.FinalMessage != "model request timed out before the run deadline" {
 		t.Fatalf("early timeout: %+v", out)
 	}
 	h = newHarness(func(ctx context.Context) (provider.Response, error) {
@@ -285,7 +285,7 @@ func TestProviderErrors(t *testing.T) {
 		return provider.Response{}, &provider.Error{Msg: "timed out", Timeout: true}
 	})
 	h.loop.Timeout = 1500 * time.Millisecond
-	if out := h.run(t); out.Status != StatusTimeout {
+	if out := h.run(t); out.Status != transcript.StatusTimeout {
 		t.Fatalf("timeout at the deadline: %+v", out)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -293,7 +293,7 @@ func TestProviderErrors(t *testing.T) {
 		cancel()
 		return provider.Response{}, context.Canceled
 	})
-	if out := h.loop.Run(ctx, "s", "t"); out.Status != StatusInterrupted {
+	if out := h.loop.Run(ctx, "s", "t"); out.Status != transcript.StatusInterrupted {
 		t.Fatalf("interrupt: %+v", out)
 	}
 }
@@ -316,7 +316,7 @@ func TestNudges(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(reply, reply, reply)
 			out := h.run(t)
-			if out.Status != StatusModelError || out.FinalMessage != "aborted after 3 consecutive empty_reply failures" {
+			if out.Status != transcript.StatusModelError || out.FinalMessage != "aborted after 3 consecutive empty_reply failures" {
 				t.Fatalf("%+v", out)
 			}
 			if n := strings.Count(strings.Join(h.ev.names(), ","), "nudge:"); n < 2 {
@@ -329,15 +329,15 @@ func TestNudges(t *testing.T) {
 func TestFinishWithOtherCalls(t *testing.T) {
 	h := newHarness(calls(call("f", "finish", `{"summary":"all done"}`), call("w", "write_file", `{"path":"a","content":"x"}`)))
 	out := h.run(t)
-	if out.Status != StatusCompleted || out.Turns != 1 || out.FinalMessage != "all done" || h.ws.writes != 1 {
+	if out.Status != transcript.StatusCompleted || out.Turns != 1 || out.FinalMessage != "all done" || h.ws.writes != 1 {
 		t.Fatalf("%+v writes %d", out, h.ws.writes)
 	}
 	h = newHarness(calls(call("f", "finish", `{}`)))
-	if out := h.run(t); out.Status != StatusCompleted || out.FinalMessage != "" {
+	if out := h.run(t); out.Status != transcript.StatusCompleted || out.FinalMessage != "" {
 		t.Fatalf("no summary: %+v", out)
 	}
 	h = newHarness(calls(call("f", "finish", `{"summary":`)), text("later"))
-	if out := h.run(t); out.Status != StatusCompleted || out.Turns != 2 {
+	if out := h.run(t); out.Status != transcript.StatusCompleted || out.Turns != 2 {
 		t.Fatalf("malformed finish must continue: %+v", out)
 	}
 }
@@ -348,7 +348,7 @@ func TestStall(t *testing.T) {
 	h := newHarness(read, read, noise, read, read, read)
 	h.loop.StallTurns = 4
 	out := h.run(t)
-	if out.Status != StatusStalled || out.Turns != 5 || out.FinalMessage != "no progress in 4 consecutive turns" {
+	if out.Status != transcript.StatusStalled || out.Turns != 5 || out.FinalMessage != "no progress in 4 consecutive turns" {
 		t.Fatalf("%+v", out)
 	}
 	var stallTurns []int
@@ -366,13 +366,13 @@ func TestStall(t *testing.T) {
 	}
 	h = newHarness(append(distinct, text("done"))...)
 	h.loop.StallTurns = 4
-	if out := h.run(t); out.Status != StatusCompleted {
+	if out := h.run(t); out.Status != transcript.StatusCompleted {
 		t.Fatalf("distinct reads stalled: %+v", out)
 	}
 	h = newHarness(text(""), text(""))
 	h.loop.StallTurns = 2
 	out = h.run(t)
-	if out.Status != StatusStalled || out.Turns != 2 {
+	if out.Status != transcript.StatusStalled || out.Turns != 2 {
 		t.Fatalf("empties: %+v", out)
 	}
 	if got := strings.Join(h.ev.names(), ","); got != "assistant,nudge:empty,nudge:stall,assistant,nudge:empty" {
@@ -390,7 +390,7 @@ func TestStuck(t *testing.T) {
 	h.ws.bash = func(string) sandbox.BashResult { return sandbox.BashResult{ExitCode: 7} }
 	h.loop.StuckRepeats = 3
 	out := h.run(t)
-	if out.Status != StatusStuck || out.Turns != 3 || out.StuckOn == nil || out.StuckOn.Repeats != 3 || out.StuckOn.Command != "exit 7" {
+	if out.Status != transcript.StatusStuck || out.Turns != 3 || out.StuckOn == nil || out.StuckOn.Repeats != 3 || out.StuckOn.Command != "exit 7" {
 		t.Fatalf("%+v", out)
 	}
 	if out.FinalMessage != "the same failing command ran 3 times in a row" {
@@ -398,7 +398,7 @@ func TestStuck(t *testing.T) {
 	}
 	h = newHarness(fail, text("gave up"))
 	h.ws.bash = func(string) sandbox.BashResult { return sandbox.BashResult{ExitCode: 7} }
-	if out := h.run(t); out.Status != StatusCompleted || out.StuckOn != nil {
+	if out := h.run(t); out.Status != transcript.StatusCompleted || out.StuckOn != nil {
 		t.Fatalf("stuck_on must be null unless stuck: %+v", out)
 	}
 }
@@ -414,7 +414,7 @@ func TestVerify(t *testing.T) {
 	}
 	h.loop.Verify = &VerifyConfig{Command: "make test", Rounds: 1, Timeout: 9999 * time.Second}
 	out := h.run(t)
-	if out.Status != StatusCompleted || out.Verify == nil || out.Verify.Rounds != 2 || !out.Verify.Passed {
+	if out.Status != transcript.StatusCompleted || out.Verify == nil || out.Verify.Rounds != 2 || !out.Verify.Passed {
 		t.Fatalf("%+v %+v", out, out.Verify)
 	}
 	msgs := h.prov.reqs[1].Messages
@@ -425,7 +425,7 @@ func TestVerify(t *testing.T) {
 	h.ws.bash = func(string) sandbox.BashResult { return sandbox.BashResult{ExitCode: 2} }
 	h.loop.Verify = &VerifyConfig{Command: "make test", Rounds: 0, Timeout: time.Second}
 	out = h.run(t)
-	if out.Status != StatusVerifyFailed || out.FinalMessage != "s" || out.Verify.Passed || *out.Verify.ExitCode != 2 {
+	if out.Status != transcript.StatusVerifyFailed || out.FinalMessage != "s" || out.Verify.Passed || *out.Verify.ExitCode != 2 {
 		t.Fatalf("%+v", out)
 	}
 }
@@ -434,7 +434,7 @@ func TestBudgetAndTimeouts(t *testing.T) {
 	h := newHarness(calls(call("w", "write_file", `{"path":"a","content":"x"}`)))
 	h.ws.budget = &sandbox.BudgetError{Reason: "worktree exceeds 1 MB"}
 	out := h.run(t)
-	if out.Status != StatusBudgetExceeded || out.FinalMessage != "worktree exceeds 1 MB" {
+	if out.Status != transcript.StatusBudgetExceeded || out.FinalMessage != "worktree exceeds 1 MB" {
 		t.Fatalf("%+v", out)
 	}
 	for _, ev := range h.ev.list {
@@ -446,7 +446,7 @@ func TestBudgetAndTimeouts(t *testing.T) {
 	h = newHarness(sleep, text("done"))
 	h.ws.bash = func(string) sandbox.BashResult { return sandbox.BashResult{ExitCode: -1, TimedOut: true} }
 	out = h.run(t)
-	if out.Timeouts != 2 || out.Status != StatusCompleted {
+	if out.Timeouts != 2 || out.Status != transcript.StatusCompleted {
 		t.Fatalf("%+v", out)
 	}
 	if n := strings.Count(strings.Join(h.ev.names(), ","), "nudge:timeout"); n != 1 {

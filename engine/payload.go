@@ -12,7 +12,7 @@ import (
 // describes each.
 type Payload struct {
 	SchemaVersion         int                        `json:"schema_version"`
-	Status                string                     `json:"status"`
+	Status                transcript.Status          `json:"status"`
 	Worktree              string                     `json:"worktree"`
 	Branch                string                     `json:"branch"`
 	Transcript            string                     `json:"transcript"`
@@ -56,24 +56,24 @@ func present(s *string) *nullableString { return &nullableString{v: s} }
 
 // mapStatus applies E-21: only a completed run is remapped, by what
 // finalize found.
-func mapStatus(status string, fin *sandbox.Finalization, finalizeErr error) string {
-	if status != StatusCompleted {
+func mapStatus(status transcript.Status, fin *sandbox.Finalization, finalizeErr error) transcript.Status {
+	if status != transcript.StatusCompleted {
 		return status
 	}
 	if finalizeErr != nil {
-		return StatusExportFailed
+		return transcript.StatusExportFailed
 	}
 	if fin == nil {
 		return status
 	}
 	if fin.WatchdogViolation != nil {
-		if fin.WatchdogViolationKind != nil && *fin.WatchdogViolationKind == StatusSandboxError {
-			return StatusSandboxError
+		if fin.WatchdogViolationKind != nil && *fin.WatchdogViolationKind == string(transcript.StatusSandboxError) {
+			return transcript.StatusSandboxError
 		}
-		return StatusBudgetExceeded
+		return transcript.StatusBudgetExceeded
 	}
-	if strings.HasPrefix(fin.ExportStatus, StatusExportFailed) {
-		return StatusExportFailed
+	if strings.HasPrefix(fin.ExportStatus, string(transcript.StatusExportFailed)) {
+		return transcript.StatusExportFailed
 	}
 	return status
 }

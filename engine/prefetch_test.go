@@ -10,6 +10,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine/provider"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // The first model request is out before the sandbox has opened: the
@@ -38,7 +39,7 @@ func TestFirstRequestGoesOutWhileTheSandboxOpens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if payload.Status != StatusCompleted || payload.FinalMessage != "done early" {
+	if payload.Status != transcript.StatusCompleted || payload.FinalMessage != "done early" {
 		t.Fatalf("payload %+v\n%s", payload, stderr)
 	}
 	if len(prov.reqs) != 1 {
@@ -84,7 +85,7 @@ func TestSandboxFailureCancelsThePrefetchedRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if payload.Status != StatusSandboxError || !strings.Contains(payload.FinalMessage, "no room") {
+	if payload.Status != transcript.StatusSandboxError || !strings.Contains(payload.FinalMessage, "no room") {
 		t.Fatalf("payload %+v\n%s", payload, stderr)
 	}
 	select {
@@ -108,7 +109,7 @@ func TestLoopDropsAPrefetchForAnotherPrompt(t *testing.T) {
 	)
 	h.loop.Prefetch(t.Context(), "system for /elsewhere", "task")
 	out := h.loop.Run(t.Context(), "system for /wt", "task")
-	if out.Status != StatusCompleted || out.FinalMessage != "fresh" {
+	if out.Status != transcript.StatusCompleted || out.FinalMessage != "fresh" {
 		t.Fatalf("outcome %+v", out)
 	}
 	select {
@@ -127,7 +128,7 @@ func TestLoopTakesAPrefetchedFailure(t *testing.T) {
 	h := newHarness(&provider.Error{Msg: "server said no"})
 	h.loop.Prefetch(t.Context(), "sys", "task")
 	out := h.loop.Run(t.Context(), "sys", "task")
-	if out.Status != StatusModelError || !strings.Contains(out.FinalMessage, "server said no") || len(h.prov.reqs) != 1 {
+	if out.Status != transcript.StatusModelError || !strings.Contains(out.FinalMessage, "server said no") || len(h.prov.reqs) != 1 {
 		t.Fatalf("outcome %+v after %d requests", out, len(h.prov.reqs))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine/provider/openai"
 	"github.com/dirtywork/dirtywork/engine/provider/scripted"
 	"github.com/dirtywork/dirtywork/engine/tools"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // TestTrimKeepsThePromptPrefixStable runs a scripted 60-turn conversation
@@ -45,7 +46,7 @@ func TestTrimKeepsThePromptPrefixStable(t *testing.T) {
 		ContextWindow: 24000, StallTurns: 0, StuckRepeats: 0,
 	}
 	out := loop.Run(t.Context(), "system prompt", "read every file")
-	if out.Status != StatusCompleted || out.Turns != 60 {
+	if out.Status != transcript.StatusCompleted || out.Turns != 60 {
 		t.Fatalf("%+v", out)
 	}
 	if out.TrimmedTurns < 3 {

@@ -19,8 +19,6 @@ import (
 // record is a run's run.json.
 type record struct{ dir string }
 
-func isoUTC(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000+00:00") }
-
 // startRecord is run.json as the run starts (E-13).
 func (r *Runner) startRecord(p *prepared, slug string, lane gitops.Lane) transcript.Record {
 	spec := p.spec
@@ -42,7 +40,7 @@ func (r *Runner) startRecord(p *prepared, slug string, lane gitops.Lane) transcr
 		"branch_from_run": p.fromRun, "feedback": spec.Feedback, "resumed_from": spec.ResumedFrom,
 		"verify_command": verifyCommand, "verify_rounds": spec.VerifyRounds, "verify_timeout": spec.VerifyTimeout,
 		"container": nil, "volume": nil, "image": image, "image_digest": nil, "image_pinned": false,
-		"host_pid": os.Getpid(), "started": isoUTC(r.now()), "sandbox": spec.Sandbox, "allow_commit": spec.AllowCommit,
+		"host_pid": os.Getpid(), "started": transcript.FormatTime(r.now()), "sandbox": spec.Sandbox, "allow_commit": spec.AllowCommit,
 	}
 }
 
@@ -50,7 +48,7 @@ func (r *Runner) startRecord(p *prepared, slug string, lane gitops.Lane) transcr
 // the transcript exists, a failure run_end; the payload carries defaults.
 // fin is the docker finalize that ran on the way out, nil when none did:
 // its export_status joins run.json and the payload (E-14, E-18).
-func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *transcript.Writer, status, msg string,
+func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *transcript.Writer, status transcript.Status, msg string,
 	fin *sandbox.Finalization,
 ) *Payload {
 	var lost []string
@@ -60,7 +58,7 @@ func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *trans
 	}
 	fields := transcript.Record{
 		"status": status, "error": msg, "trimmed_turns": 0, "timeouts": 0,
-		"context_window_source": p.windowSource, "ended": isoUTC(time.Now()),
+		"context_window_source": p.windowSource, "ended": transcript.FormatTime(time.Now()),
 	}
 	var exportStatus *string
 	if fin != nil {
@@ -137,7 +135,7 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 		"status": status, "finalize_error": finalizeError, "stuck_on": out.StuckOn,
 		"last_tool_result": out.LastToolResult, "last_assistant_text": out.LastAssistantText,
 		"verify": out.Verify, "turns": out.Turns, "trimmed_turns": out.TrimmedTurns, "timeouts": out.Timeouts,
-		"context_window_source": p.windowSource, "ended": isoUTC(time.Now()), "usage": out.Usage,
+		"context_window_source": p.windowSource, "ended": transcript.FormatTime(time.Now()), "usage": out.Usage,
 	}
 	if fin != nil {
 		filesChanged, truncated = fin.FilesChanged, fin.FilesChangedTruncated

@@ -127,7 +127,7 @@ func (r *Runner) prepareResume(ctx context.Context, req ResumeRequest) (*prepare
 		return nil, refuse("put the details in a file in the repository and refer to it",
 			"the feedback is %d characters; at most %d are allowed", n, MaxFeedbackChars)
 	}
-	if prior.Status == StatusCompleted && !hasFeedback {
+	if prior.Status == transcript.StatusCompleted && !hasFeedback {
 		return nil, refuse("give --feedback (or --feedback-file) saying what to change",
 			"run '%s' completed; resuming it needs reviewer feedback", prior.Slug)
 	}
@@ -239,7 +239,8 @@ func ResumeTarget(target string) (string, error) {
 
 // PriorRecord is a prior run's run.json as RE-2 reads it.
 type PriorRecord struct {
-	Slug, Repo, Worktree, Branch, BaseCommit, Sandbox, Status string
+	Slug, Repo, Worktree, Branch, BaseCommit, Sandbox string
+	Status                                            transcript.Status
 	// Task and Model come from run_start when run.json lacks them.
 	Task, Model string
 	// Turns is run.json's, else the last run_end's; nil when neither says.
@@ -269,6 +270,7 @@ func ReadPriorRecord(dir string) (*PriorRecord, error) {
 		return nil, refuse("", "%v", err)
 	}
 	pr := &PriorRecord{Record: rec}
+	var status string
 	for _, f := range []struct {
 		key string
 		dst *string
@@ -279,7 +281,7 @@ func ReadPriorRecord(dir string) (*PriorRecord, error) {
 		{"branch", &pr.Branch},
 		{"base_commit", &pr.BaseCommit},
 		{"sandbox", &pr.Sandbox},
-		{"status", &pr.Status},
+		{"status", &status},
 	} {
 		v, ok := rec.String(f.key)
 		if !ok {
@@ -287,6 +289,7 @@ func ReadPriorRecord(dir string) (*PriorRecord, error) {
 		}
 		*f.dst = v
 	}
+	pr.Status = transcript.Status(status)
 	if pr.Sandbox != "docker" && pr.Sandbox != "none" {
 		return nil, refuse("", "run.json of '%s' records an unknown sandbox '%s'", slug, pr.Sandbox)
 	}
@@ -384,7 +387,7 @@ func cutTask(task string) string {
 // became of the prior run, the instructions (with the reviewer's feedback
 // verbatim when there is some), the newest lines of the prior transcript,
 // and the closing line.
-func ResumeTask(priorTask, status string, turns *int, feedback *string, tail string) string {
+func ResumeTask(priorTask string, status transcript.Status, turns *int, feedback *string, tail string) string {
 	var b strings.Builder
 	b.WriteString(cutTask(priorTask))
 	n := "unknown"
@@ -457,9 +460,9 @@ func transcriptTail(path string, max int) string {
 		case transcript.Nudge:
 			rendered = append(rendered, "nudge: "+e.Kind)
 		case transcript.RunEnd:
-			rendered = append(rendered, "run_end: "+e.Status)
+			rendered = append(rendered, "run_end: "+string(e.Status))
 		case transcript.RunEndFailure:
-			rendered = append(rendered, "run_end: "+e.Status)
+			rendered = append(rendered, "run_end: "+string(e.Status))
 		}
 	}
 	total, first := 0, len(rendered)

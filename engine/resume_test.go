@@ -64,7 +64,7 @@ func priorDockerRun(t *testing.T) (*Runner, *Payload, *dockerOpener) {
 	spec := dockerSpec(repo)
 	spec.Docker.Setup = ""
 	p, err := r.Run(t.Context(), spec)
-	if err != nil || p.Status != StatusCompleted {
+	if err != nil || p.Status != transcript.StatusCompleted {
 		t.Fatalf("prior run: %+v %v", p, err)
 	}
 	return r, p, op
@@ -107,24 +107,24 @@ func TestDockerResumeStashesThePriorWorkAroundTheExport(t *testing.T) {
 		name   string
 		export func(t *testing.T, lane string) (sandbox.Finalization, error)
 		want   []string // the lane's entries afterwards
-		status string
+		status transcript.Status
 	}{
 		{"done", func(t *testing.T, lane string) (sandbox.Finalization, error) {
 			writeIn(t, lane, "app.txt", "one\n")
 			writeIn(t, lane, "prior.txt", "prior work\n")
 			writeIn(t, lane, "new.txt", "new work\n")
 			return sandbox.Finalization{ExportStatus: "ok"}, nil
-		}, []string{".git", "app.txt", "new.txt", "prior.txt"}, StatusCompleted},
+		}, []string{".git", "app.txt", "new.txt", "prior.txt"}, transcript.StatusCompleted},
 		{"failed", func(t *testing.T, lane string) (sandbox.Finalization, error) {
 			writeIn(t, lane, "half.txt", "part of a refused tree\n")
 			return sandbox.Finalization{ExportStatus: "export_failed: too many files"}, nil
-		}, []string{".git", "app.txt", "prior.txt"}, StatusExportFailed},
+		}, []string{".git", "app.txt", "prior.txt"}, transcript.StatusExportFailed},
 		{"error", func(*testing.T, string) (sandbox.Finalization, error) {
 			return sandbox.Finalization{}, errors.New("the daemon went away")
-		}, []string{".git", "app.txt", "prior.txt"}, StatusExportFailed},
+		}, []string{".git", "app.txt", "prior.txt"}, transcript.StatusExportFailed},
 		{"panic", func(*testing.T, string) (sandbox.Finalization, error) {
 			panic("export blew up")
-		}, []string{".git", "app.txt", "prior.txt"}, StatusExportFailed},
+		}, []string{".git", "app.txt", "prior.txt"}, transcript.StatusExportFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, prior, op := priorDockerRun(t)
@@ -188,7 +188,7 @@ func TestDockerResumeNeverUsesSomeoneElsesStash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Status != StatusExportFailed || !slices.Equal(sawLane, []string{".git", "app.txt", "prior.txt"}) {
+	if p.Status != transcript.StatusExportFailed || !slices.Equal(sawLane, []string{".git", "app.txt", "prior.txt"}) {
 		t.Fatalf("status %s, lane at the export %v", p.Status, sawLane)
 	}
 	if got := names(t, wt+PreResumeMarker+filepath.Base(p.RunDir)); !slices.Equal(got, []string{"theirs.txt"}) {
@@ -206,7 +206,7 @@ func TestResumeSetupFailureKeepsTheWorktree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Status != StatusSandboxError {
+	if p.Status != transcript.StatusSandboxError {
 		t.Fatalf("payload %+v", p)
 	}
 	if got := names(t, prior.Worktree); !slices.Equal(got, []string{".git", "app.txt", "prior.txt"}) {

@@ -282,7 +282,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 			payload, err = nil, refuse("", "%s", msg)
 			return
 		}
-		payload, err = st.failure(p, slug, lane, tw, StatusModelError, msg, nil), nil
+		payload, err = st.failure(p, slug, lane, tw, transcript.StatusModelError, msg, nil), nil
 	}
 	// Registered again once the transcript is open, so that one runs
 	// first (deferred calls run last-in first-out) and can still write
@@ -409,9 +409,9 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 		// (E-18). The record stays; the empty lane goes.
 		closeLane()
 		if ctx.Err() != nil {
-			return rec.failure(p, slug, lane, nil, StatusInterrupted, "", nil), nil
+			return rec.failure(p, slug, lane, nil, transcript.StatusInterrupted, "", nil), nil
 		}
-		return rec.failure(p, slug, lane, nil, StatusSandboxError, err.Error(), nil), nil
+		return rec.failure(p, slug, lane, nil, transcript.StatusSandboxError, err.Error(), nil), nil
 	}
 	ws := op.ws
 	defer func() { _ = ws.Close() }()
@@ -419,7 +419,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 
 	tw, err = transcript.Create(filepath.Join(runDir, transcript.TranscriptName))
 	if err != nil {
-		return r.failAfterStart(ctx, p, rec, slug, lane, op, StatusModelError,
+		return r.failAfterStart(ctx, p, rec, slug, lane, op, transcript.StatusModelError,
 			"unexpected error: create transcript: "+err.Error()), nil
 	}
 	defer func() { _ = tw.Close() }()
@@ -486,8 +486,8 @@ func judgedExported(out *Outcome, fin *sandbox.Finalization) {
 	} else {
 		v.Reason = fmt.Sprintf("the tree the run left (%s) is not the tree verify judged (%s)", exported, v.Tree)
 	}
-	if out.Status == StatusCompleted {
-		out.Status = StatusVerifyFailed
+	if out.Status == transcript.StatusCompleted {
+		out.Status = transcript.StatusVerifyFailed
 	}
 }
 
@@ -516,7 +516,7 @@ func (r *Runner) runLoop(ctx context.Context, p *prepared, loop *Loop, ws sandbo
 ) (out Outcome) {
 	defer func() {
 		if v := recover(); v != nil {
-			out.Status = StatusModelError
+			out.Status = transcript.StatusModelError
 			out.FinalMessage = fmt.Sprintf("unexpected error: %v", v)
 			fmt.Fprintf(r.Stderr, "error: %s\n%s", out.FinalMessage, debug.Stack())
 		}

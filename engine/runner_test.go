@@ -51,7 +51,7 @@ func TestRunnerTurnsAPanicIntoModelError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if payload.Status != StatusModelError || !strings.HasPrefix(payload.FinalMessage, "unexpected error: boom") {
+	if payload.Status != transcript.StatusModelError || !strings.HasPrefix(payload.FinalMessage, "unexpected error: boom") {
 		t.Fatalf("payload %+v", payload)
 	}
 	lines, _, err := transcript.ReadFile(payload.Transcript)
@@ -59,7 +59,7 @@ func TestRunnerTurnsAPanicIntoModelError(t *testing.T) {
 		t.Fatalf("transcript must end with run_end: %v %v", lines, err)
 	}
 	rec, err := transcript.ReadRecord(payload.RunDir)
-	if err != nil || rec["status"] != StatusModelError {
+	if err != nil || rec["status"] != transcript.StatusModelError {
 		t.Fatalf("run.json %v %v", rec, err)
 	}
 }

@@ -38,7 +38,7 @@ type ExportResult struct {
 	OK     bool
 	Status string
 	// RunStatus is run.json's status afterwards.
-	RunStatus string
+	RunStatus transcript.Status
 	Fin       sandbox.Finalization
 }
 
@@ -91,19 +91,21 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	res := &ExportResult{Slug: slug, Worktree: cfg.Worktree, Status: fin.ExportStatus, OK: fin.ExportStatus == "ok", Fin: fin}
 	updated, err := transcript.UpdateRecord(dir, func(r transcript.Record) error {
 		maps.Copy(r, exportFields(&fin))
-		prev, _ := r["status"].(string)
+		p, _ := r.String("status")
+		prev := transcript.Status(p)
 		switch {
-		case res.OK && (prev == "" || prev == "running" || prev == StatusExportFailed):
-			r["status"] = StatusCompleted
-		case !res.OK && (prev == "" || prev == "running" || prev == StatusCompleted):
-			r["status"] = StatusExportFailed
+		case res.OK && (prev == "" || prev == "running" || prev == transcript.StatusExportFailed):
+			r["status"] = transcript.StatusCompleted
+		case !res.OK && (prev == "" || prev == "running" || prev == transcript.StatusCompleted):
+			r["status"] = transcript.StatusExportFailed
 		}
 		return nil
 	})
 	if err != nil {
 		return res, fmt.Errorf("exported, but run.json of '%s' was not updated: %w", slug, err)
 	}
-	res.RunStatus, _ = updated["status"].(string)
+	status, _ := updated.String("status")
+	res.RunStatus = transcript.Status(status)
 	return res, nil
 }
 

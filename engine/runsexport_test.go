@@ -134,8 +134,9 @@ func TestExportRunRecordsTheResult(t *testing.T) {
 		FilesChanged: []string{"a.txt"},
 	}
 	cases := []struct {
-		name, prev, wantStatus string
-		fin                    sandbox.Finalization
+		name, prev string
+		wantStatus transcript.Status
+		fin        sandbox.Finalization
 	}{
 		{"export_failed becomes completed", "export_failed", "completed", ok},
 		{"budget_exceeded stays", "budget_exceeded", "budget_exceeded", ok},

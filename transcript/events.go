@@ -366,7 +366,7 @@ func (a *Artifacts) RecordFields() Record {
 
 // RunEnd is the last line of a run the runner finished, whatever its status.
 type RunEnd struct {
-	Status              string          `json:"status"`
+	Status              Status          `json:"status"`
 	Turns               int             `json:"turns"`
 	DurationS           Float           `json:"duration_s"` // rounded to one decimal when written
 	Usage               Usage           `json:"usage"`
@@ -414,7 +414,7 @@ func (e RunEnd) normalized() Event {
 // RunEndFailure is the run_end the CLI writes when the runner never returned
 // (setup or run failure): only these fields, by contract.
 type RunEndFailure struct {
-	Status              string `json:"status"`
+	Status              Status `json:"status"`
 	Error               string `json:"error"`
 	TrimmedTurns        int    `json:"trimmed_turns"`
 	Timeouts            int    `json:"timeouts"`

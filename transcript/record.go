@@ -52,8 +52,15 @@ type Record map[string]any
 
 // String returns the string stored under key, and whether there is one.
 func (r Record) String(key string) (string, bool) {
-	s, ok := r[key].(string)
-	return s, ok
+	switch s := r[key].(type) {
+	case string:
+		return s, true
+	case Status: // a record built in memory, not yet written
+		return string(s), true
+	case Verdict:
+		return string(s), true
+	}
+	return "", false
 }
 
 // Bool returns the boolean stored under key, and whether there is one.

@@ -104,7 +104,7 @@ func TestPaneShowsWaitingStreamingAndContextFill(t *testing.T) {
 func TestRunEndingNotifiesWithBellAndOSC9(t *testing.T) {
 	h := newSample(t, 120, 40)
 	r, _ := h.store.Run("fix-total-0101")
-	r.Status, r.Alive, r.Ended = backend.StatusCompleted, false, t0
+	r.Status, r.Alive, r.Ended = transcript.StatusCompleted, false, t0
 	h.change(r)
 	if len(h.raw) != 2 || h.raw[0] != "\a" || !strings.HasPrefix(h.raw[1], "\x1b]9;") {
 		t.Fatalf("notifications = %q", h.raw)
@@ -118,7 +118,7 @@ func TestRunEndingNotifiesWithBellAndOSC9(t *testing.T) {
 func TestNotificationsOff(t *testing.T) {
 	h := newSample(t, 120, 40, func(o *Options) { o.Notify = Notify{} })
 	r, _ := h.store.Run("fix-total-0101")
-	r.Status, r.Alive = backend.StatusCompleted, false
+	r.Status, r.Alive = transcript.StatusCompleted, false
 	h.change(r)
 	if len(h.raw) != 0 {
 		t.Fatalf("notified although off: %q", h.raw)
@@ -129,7 +129,7 @@ func TestRunsStartedElsewhereAppear(t *testing.T) {
 	h := newSample(t, 120, 40)
 	h.change(backend.Run{
 		Slug: "orchestrated-0200", Transcript: "/r/o/transcript.jsonl", Repo: "/src/api", Task: "from an orchestrator",
-		Status: backend.StatusRunning, Alive: true, Started: t0, Turns: -1,
+		Status: transcript.StatusRunning, Alive: true, Started: t0, Turns: -1,
 	})
 	h.contains("from an orchestrator")
 	if !slices.Contains(h.feed.follows, "orchestrated-0200") {
@@ -179,7 +179,7 @@ func TestAcceptRecordsReviewSeconds(t *testing.T) {
 	if h.m.screen != screenDashboard {
 		t.Fatalf("screen after accept = %s", h.m.screen)
 	}
-	if e := h.m.runs["rename-api-0103"]; e.run.Verdict != backend.VerdictAccept {
+	if e := h.m.runs["rename-api-0103"]; e.run.Verdict != transcript.VerdictAccept {
 		t.Fatalf("verdict not shown: %+v", e.run)
 	}
 }
@@ -215,7 +215,7 @@ func TestRejectRecordsVerdict(t *testing.T) {
 	h.clock = h.clock.Add(3 * time.Second)
 	h.key("r")
 	c := lastCall(t, h.store, "Verdict")
-	if c.Verdict != backend.VerdictReject || c.ReviewSeconds != 3 {
+	if c.Verdict != transcript.VerdictReject || c.ReviewSeconds != 3 {
 		t.Fatalf("verdict call = %+v", c)
 	}
 }
@@ -232,7 +232,7 @@ func TestRejectWithFeedbackResumes(t *testing.T) {
 	h.typeText("keep the old name as an alias")
 	h.key("ctrl+s")
 	v := lastCall(t, h.store, "Verdict")
-	if v.Verdict != backend.VerdictReject || v.Note != "keep the old name as an alias" || v.ReviewSeconds != 2 {
+	if v.Verdict != transcript.VerdictReject || v.Note != "keep the old name as an alias" || v.ReviewSeconds != 2 {
 		t.Fatalf("verdict = %+v", v)
 	}
 	r := lastCall(t, h.store, "Resume")
@@ -328,7 +328,7 @@ func TestQueueWaitsForAFreeSlot(t *testing.T) {
 	h.contains("queued (1)")
 	// A slot frees: the queued launch starts.
 	r, _ := h.store.Run("fix-total-0101")
-	r.Status, r.Alive = backend.StatusCompleted, false
+	r.Status, r.Alive = transcript.StatusCompleted, false
 	h.change(r)
 	c := lastCall(t, h.store, "Launch")
 	if c.Spec.Task != "add a discount" || c.Spec.MaxTurns != 20 {
@@ -605,14 +605,14 @@ func TestZoomAndFocus(t *testing.T) {
 func TestQuickRunStartedElsewhereIsAnnounced(t *testing.T) {
 	h := newSample(t, 120, 40)
 	h.change(backend.Run{
-		Slug: "quick-0300", Repo: "/src/api", Task: "quick", Status: backend.StatusCompleted,
+		Slug: "quick-0300", Repo: "/src/api", Task: "quick", Status: transcript.StatusCompleted,
 		Started: t0, Ended: t0.Add(time.Second), Turns: 2,
 	})
 	if len(h.raw) == 0 {
 		t.Fatal("a run that ended unseen was not announced")
 	}
 	h.raw = nil
-	h.change(backend.Run{Slug: "old-0301", Status: backend.StatusCompleted, Started: t0.Add(-time.Hour), Ended: t0.Add(-time.Minute)})
+	h.change(backend.Run{Slug: "old-0301", Status: transcript.StatusCompleted, Started: t0.Add(-time.Hour), Ended: t0.Add(-time.Minute)})
 	if len(h.raw) != 0 {
 		t.Fatalf("a run that ended before mission control started was announced: %q", h.raw)
 	}
@@ -634,7 +634,7 @@ func TestTranscriptReadsATrimmedEntryWhole(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st := fake.New(backend.Run{Slug: "big-0400", Transcript: path, Status: backend.StatusCompleted, Started: t0, Ended: t0, Turns: 1})
+	st := fake.New(backend.Run{Slug: "big-0400", Transcript: path, Status: transcript.StatusCompleted, Started: t0, Ended: t0, Turns: 1})
 	h := newHarness(t, 120, 40, st)
 	h.m.list.SelectKey("big-0400")
 	h.key("t")

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/backend/fake"
 	"github.com/dirtywork/dirtywork/tui/keys"
@@ -20,7 +21,7 @@ func BenchmarkFirstFrame10k(b *testing.B) {
 	for i := range runs {
 		runs[i] = backend.Run{
 			Slug: fmt.Sprintf("run-%05d", i), Repo: "/src/repo", Task: "a task of some words", Model: "m",
-			Status: backend.StatusCompleted, Started: t0.Add(-time.Duration(i) * time.Minute), Ended: t0, Turns: 9,
+			Status: transcript.StatusCompleted, Started: t0.Add(-time.Duration(i) * time.Minute), Ended: t0, Turns: 9,
 		}
 		if i%4 == 0 {
 			runs[i].Verdict = "accept"

@@ -231,29 +231,29 @@ func sampleRuns() []backend.Run {
 	return []backend.Run{
 		{
 			Slug: "fix-total-0101", Transcript: "/r/fix-total-0101/transcript.jsonl", Repo: "/src/shop", Task: "total() returns only the tax; fix it",
-			Model: "qwen/qwen3-coder", Sandbox: "docker", Status: backend.StatusRunning, Alive: true, Started: t0.Add(-3 * time.Minute), Turns: -1,
+			Model: "qwen/qwen3-coder", Sandbox: "docker", Status: transcript.StatusRunning, Alive: true, Started: t0.Add(-3 * time.Minute), Turns: -1,
 		},
 		{
 			Slug: "add-export-0102", Transcript: "/r/add-export-0102/transcript.jsonl", Repo: "/src/cli", Task: "make export accept --json",
-			Model: "qwen/qwen3-coder", Sandbox: "none", Status: backend.StatusRunning, Alive: true, Started: t0.Add(-90 * time.Second), Turns: -1,
+			Model: "qwen/qwen3-coder", Sandbox: "none", Status: transcript.StatusRunning, Alive: true, Started: t0.Add(-90 * time.Second), Turns: -1,
 		},
 		{
 			Slug: "rename-api-0103", Transcript: "/r/rename-api-0103/transcript.jsonl", Repo: "/src/shop", Task: "rename Invoice.sum to Invoice.total",
-			Model: "devstral", Sandbox: "docker", Status: backend.StatusCompleted, Started: t0.Add(-20 * time.Minute), Ended: t0.Add(-15 * time.Minute),
+			Model: "devstral", Sandbox: "docker", Status: transcript.StatusCompleted, Started: t0.Add(-20 * time.Minute), Ended: t0.Add(-15 * time.Minute),
 			Turns: 9, Usage: backend.Usage{PromptTokens: 40000, CompletionTokens: 2100}, VerifyPassed: &pass, Worktree: "/src/shop/.worktrees/dw-rename-api-0103",
 		},
 		{
 			Slug: "docs-typo-0104", Transcript: "/r/docs-typo-0104/transcript.jsonl", Repo: "/src/docs", Task: "fix the typos in README",
-			Model: "devstral", Sandbox: "docker", Status: backend.StatusMaxTurns, Started: t0.Add(-40 * time.Minute), Ended: t0.Add(-30 * time.Minute), Turns: 40,
+			Model: "devstral", Sandbox: "docker", Status: transcript.StatusMaxTurns, Started: t0.Add(-40 * time.Minute), Ended: t0.Add(-30 * time.Minute), Turns: 40,
 		},
 		{
 			Slug: "old-accepted-0001", Transcript: "/r/old-accepted-0001/transcript.jsonl", Repo: "/src/shop", Task: "add a CHANGELOG",
-			Model: "qwen/qwen3-coder", Sandbox: "docker", Status: backend.StatusCompleted, Started: t0.Add(-48 * time.Hour), Ended: t0.Add(-47 * time.Hour),
+			Model: "qwen/qwen3-coder", Sandbox: "docker", Status: transcript.StatusCompleted, Started: t0.Add(-48 * time.Hour), Ended: t0.Add(-47 * time.Hour),
 			Turns: 5, Verdict: "accept", ReviewSeconds: &secs,
 		},
 		{
 			Slug: "crashed-0099", Transcript: "/r/crashed-0099/transcript.jsonl", Repo: "/src/cli", Task: "speed up the parser",
-			Model: "devstral", Sandbox: "none", Status: backend.StatusRunning, Alive: false, Started: t0.Add(-5 * time.Hour), Turns: -1,
+			Model: "devstral", Sandbox: "none", Status: transcript.StatusRunning, Alive: false, Started: t0.Add(-5 * time.Hour), Turns: -1,
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/feed"
@@ -358,7 +359,7 @@ func (m Model) handleLaunched(msg launchedMsg) (Model, tea.Cmd) {
 	} else {
 		m.runs[l.Slug] = &entry{placeholder: true, run: backend.Run{
 			Slug: l.Slug, RunDir: l.RunDir, Transcript: l.Transcript, Repo: msg.spec.Repo, Task: msg.spec.Task,
-			Model: msg.spec.Model, Sandbox: msg.spec.Sandbox, Status: backend.StatusRunning, Alive: true,
+			Model: msg.spec.Model, Sandbox: msg.spec.Sandbox, Status: transcript.StatusRunning, Alive: true,
 			Started: m.opts.Now(), Turns: -1,
 		}}
 	}

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/feed"
@@ -464,11 +465,11 @@ func (m Model) handleDone(msg review.DoneMsg) (tea.Model, tea.Cmd) {
 			m.listDirty = true
 			switch msg.Action {
 			case "accept", "merge":
-				e.run.Verdict = backend.VerdictAccept
+				e.run.Verdict = transcript.VerdictAccept
 			case "reject", "reject with feedback":
-				e.run.Verdict = backend.VerdictReject
+				e.run.Verdict = transcript.VerdictReject
 			case "clean":
-				e.run.Verdict = backend.VerdictCleanup
+				e.run.Verdict = transcript.VerdictCleanup
 			}
 		}
 	}

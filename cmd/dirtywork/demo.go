@@ -142,7 +142,7 @@ func runDemo(ctx context.Context, io *streams) error {
 		fmt.Fprintf(io.errOut, "  the transcript: %s\n", payload.Transcript)
 	}
 	fmt.Fprintf(io.errOut, "  clean up:       rm -rf %s\n", dir)
-	if payload.Status != engine.StatusCompleted {
+	if payload.Status != transcript.StatusCompleted {
 		fmt.Fprintf(io.errOut, "the demo run ended %s instead of completed; its transcript says why\n", payload.Status)
 		return silentExit(ExitRunNotCompleted)
 	}

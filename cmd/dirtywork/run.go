@@ -13,6 +13,7 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/sandbox/egress"
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -248,7 +249,7 @@ func executeRun(ctx context.Context, io *streams, spec engine.Spec, detachedChil
 	if err != nil {
 		return err
 	}
-	if payload.Status != engine.StatusCompleted {
+	if payload.Status != transcript.StatusCompleted {
 		return silentExit(ExitRunNotCompleted)
 	}
 	return nil

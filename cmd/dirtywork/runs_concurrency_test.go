@@ -38,7 +38,7 @@ func TestFourRunsFiveRoundsWithVerdictsLandingAtTheirEnd(t *testing.T) {
 					if _, err := os.Stat(filepath.Join(root, en.Name(), transcript.RecordName)); err != nil {
 						continue
 					}
-					if _, err := store.Verdict(t.Context(), en.Name(), runs.VerdictOptions{Verdict: runs.VerdictReject, Reviewer: "racer"}); err == nil {
+					if _, err := store.Verdict(t.Context(), en.Name(), runs.VerdictOptions{Verdict: transcript.VerdictReject, Reviewer: "racer"}); err == nil {
 						mu.Lock()
 						verdicts[en.Name()]++
 						mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dirtywork/dirtywork/engine/runs"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // reviewFlags are the flags every judging verb shares.
@@ -52,7 +53,7 @@ status; to commit the run's work as well, use 'runs accept'. Exit 0; 2 for an
 unknown run or a bad verdict.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
-			v, err := runs.ParseVerdict(args[1])
+			v, err := transcript.ParseVerdict(args[1])
 			if err != nil {
 				return usageErrorf("%v", err)
 			}

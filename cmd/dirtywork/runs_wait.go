@@ -136,7 +136,7 @@ func deadRunObject(dir, slug string) map[string]any {
 
 // exitForStatus is run's exit code for a final status.
 func exitForStatus(status string) error {
-	if status == engine.StatusCompleted {
+	if transcript.Status(status) == transcript.StatusCompleted {
 		return nil
 	}
 	return silentExit(ExitRunNotCompleted)

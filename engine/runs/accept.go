@@ -77,8 +77,8 @@ func (s *Store) Accept(ctx context.Context, slug string, opts AcceptOptions) (*A
 	if reviewer == "" {
 		reviewer = s.reviewer(ctx, run)
 	}
-	extra := transcript.Record{"accepted_commit": res.Commit, "accepted_files": res.Files, "accepted_at": isoUTC(s.now())}
-	v, err := s.recordVerdict(run, VerdictOptions{Verdict: VerdictAccept, Note: opts.Note, ReviewSeconds: opts.ReviewSeconds}, reviewer, extra)
+	extra := transcript.Record{"accepted_commit": res.Commit, "accepted_files": res.Files, "accepted_at": transcript.FormatTime(s.now())}
+	v, err := s.recordVerdict(run, VerdictOptions{Verdict: transcript.VerdictAccept, Note: opts.Note, ReviewSeconds: opts.ReviewSeconds}, reviewer, extra)
 	if err != nil {
 		return res, fmt.Errorf("committed %s, but: %w", res.Commit, err)
 	}

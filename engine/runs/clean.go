@@ -143,12 +143,12 @@ func (c *cleaner) clean(ctx context.Context) {
 // 0.9.1, which had no lock: see transcript.LegacyAlive).
 func (c *cleaner) stale() bool {
 	rec := &c.run.Record
-	if c.run.Alive && rec.Status != StatusRunning {
+	if c.run.Alive && rec.Status != transcript.StatusRunning {
 		// Whatever the status says: a resume holds its prior run's lock.
 		c.act("skip", "'%s' is in use (its liveness lock is held by a running process)", c.run.Slug)
 		return false
 	}
-	if rec.Status != StatusRunning {
+	if rec.Status != transcript.StatusRunning {
 		return true
 	}
 	if !c.run.Alive && !transcript.HasLivenessFile(c.run.Dir) && rec.HostPID == nil {
@@ -457,7 +457,7 @@ func (c *cleaner) quarantineCrashed() bool {
 
 // quarantineCrashed is engine.QuarantineCrashedTree for run, read afresh.
 func (s *Store) quarantineCrashed(run *Run) ([]string, error) {
-	if run.Record.Status != StatusRunning || run.Record.Sandbox == "docker" {
+	if run.Record.Status != transcript.StatusRunning || run.Record.Sandbox == "docker" {
 		return nil, nil
 	}
 	raw, err := transcript.ReadRecord(run.Dir)

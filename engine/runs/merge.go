@@ -102,7 +102,7 @@ func (s *Store) Forecast(ctx context.Context, slug, into string) (*MergeForecast
 // accepted). An accepted run's uncommitted files are what the reviewer
 // left out: they are never merged.
 func needsAccept(run *Run) bool {
-	return run.Record.Verdict != VerdictAccept || run.Record.AcceptedCommit == ""
+	return run.Record.Verdict != transcript.VerdictAccept || run.Record.AcceptedCommit == ""
 }
 
 // forecast is Forecast for run; withPending counts the worktree's
@@ -321,7 +321,7 @@ func (s *Store) broughtRisks(ctx context.Context, repo, into, merged string) []R
 
 func (s *Store) recordMerge(run *Run, res *MergeResult) error {
 	_, err := transcript.MergeRecord(run.Dir, transcript.Record{
-		"merged_into": res.Into, "merge_commit": res.Commit, "merged_at": isoUTC(s.now()),
+		"merged_into": res.Into, "merge_commit": res.Commit, "merged_at": transcript.FormatTime(s.now()),
 	})
 	if err != nil {
 		return fmt.Errorf("merged '%s' as %s, but: %w", run.Slug, res.Commit, err)

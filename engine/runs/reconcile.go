@@ -11,6 +11,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // ReconcileOptions tune Reconcile.
@@ -156,7 +157,7 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 			continue // a reap marker, judged above
 		case crashed[slug]:
 			continue
-		case run != nil && (run.Alive || run.Record.Status == StatusRunning):
+		case run != nil && (run.Alive || run.Record.Status == transcript.StatusRunning):
 			continue // live, or a crash the run's own cleanup handles
 		}
 		o := Orphan{Kind: "container", Name: c.Name, Slug: slug, Action: "remove", Detail: "container of a finished run"}
@@ -175,7 +176,7 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 		if !ours[v.Labels[docker.LabelRepo]] || emptying[v.Name] {
 			continue // not ours, or its marker is still emptying it
 		}
-		if !reap && (crashed[slug] || (run != nil && (run.Alive || run.Record.Status == StatusRunning))) {
+		if !reap && (crashed[slug] || (run != nil && (run.Alive || run.Record.Status == transcript.StatusRunning))) {
 			continue
 		}
 		_, vols, _ := docker.RunObjectNames(slug)

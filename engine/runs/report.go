@@ -447,7 +447,7 @@ func (r *Report) result() resultView {
 	for i := len(r.Events) - 1; i >= 0; i-- {
 		switch e := r.Events[i].(type) {
 		case transcript.RunEnd:
-			orStr(&v.status, e.Status)
+			orStr(&v.status, string(e.Status))
 			orStr(&v.finalizeError, e.FinalizeError)
 			orInt(&v.trimmed, e.TrimmedTurns)
 			orInt(&v.timeouts, e.Timeouts)
@@ -474,7 +474,7 @@ func (r *Report) result() resultView {
 				}
 			}
 		case transcript.RunEndFailure:
-			orStr(&v.status, e.Status)
+			orStr(&v.status, string(e.Status))
 			orStr(&v.errText, e.Error)
 			orInt(&v.trimmed, e.TrimmedTurns)
 			orInt(&v.timeouts, e.Timeouts)

@@ -12,49 +12,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
-// Status is a run's status as run.json records it.
-type Status string
+// Status is a run's status (transcript owns the list).
+type Status = transcript.Status
 
-// The statuses a run can have. Running is the only one a live run has; a
-// run that is running but not alive crashed.
-const (
-	StatusRunning          Status = "running"
-	StatusCompleted        Status = engine.StatusCompleted
-	StatusMaxTurns         Status = engine.StatusMaxTurns
-	StatusTimeout          Status = engine.StatusTimeout
-	StatusContextExhausted Status = engine.StatusContextExhausted
-	StatusModelError       Status = engine.StatusModelError
-	StatusInterrupted      Status = engine.StatusInterrupted
-	StatusStalled          Status = engine.StatusStalled
-	StatusStuck            Status = engine.StatusStuck
-	StatusVerifyFailed     Status = engine.StatusVerifyFailed
-	StatusBudgetExceeded   Status = engine.StatusBudgetExceeded
-	StatusSandboxError     Status = engine.StatusSandboxError
-	StatusExportFailed     Status = engine.StatusExportFailed
-)
-
-// Verdict is a reviewer's judgement of a run.
-type Verdict string
-
-// The verdicts `runs verdict` accepts.
-const (
-	VerdictAccept  Verdict = "accept"
-	VerdictReject  Verdict = "reject"
-	VerdictCleanup Verdict = "cleanup"
-)
-
-// ParseVerdict checks a verdict given on a command line.
-func ParseVerdict(s string) (Verdict, error) {
-	switch v := Verdict(s); v {
-	case VerdictAccept, VerdictReject, VerdictCleanup:
-		return v, nil
-	}
-	return "", fmt.Errorf("invalid verdict %q (want accept, reject or cleanup)", s)
-}
+// Verdict is a reviewer's judgement of a run (transcript owns the list).
+type Verdict = transcript.Verdict
 
 // Record is run.json, typed: every key of the machine contract this
 // package reads. Keys it does not know stay in the file untouched (writes
@@ -144,7 +109,9 @@ type Run struct {
 }
 
 // Crashed reports a run recorded as running whose process is gone.
-func (r *Run) Crashed() bool { return r.Err == nil && r.Record.Status == StatusRunning && !r.Alive }
+func (r *Run) Crashed() bool {
+	return r.Err == nil && r.Record.Status == transcript.StatusRunning && !r.Alive
+}
 
 // Str returns s's value, or "" for nil.
 func Str(s *string) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // SnapshotResult is what Snapshot did.
@@ -99,7 +100,7 @@ func (s *Store) Stop(slug string) error {
 	if !run.Alive {
 		return fmt.Errorf("'%s': %w", slug, ErrNotAlive)
 	}
-	if run.Record.Status != StatusRunning {
+	if run.Record.Status != transcript.StatusRunning {
 		// Its lock is held by another process (a resume of it), not by the
 		// process host_pid names: that pid is not to be signalled.
 		return fmt.Errorf("'%s' has ended (%s); the process holding it is another run's: stop that one", slug, run.Record.Status)

@@ -148,7 +148,7 @@ func runAlive(dir string, rec *Record) bool {
 	if err != nil {
 		return false
 	}
-	if alive || rec == nil || rec.Status != StatusRunning || rec.HostPID == nil || transcript.HasLivenessFile(dir) {
+	if alive || rec == nil || rec.Status != transcript.StatusRunning || rec.HostPID == nil || transcript.HasLivenessFile(dir) {
 		return alive
 	}
 	return transcript.LegacyAlive(*rec.HostPID, rec.Started)
@@ -225,6 +225,3 @@ func (s *Store) slugs() ([]string, error) {
 	sort.Strings(slugs)
 	return slugs, nil
 }
-
-// isoUTC is the contract's timestamp: UTC, microseconds, +00:00.
-func isoUTC(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000+00:00") }

@@ -42,7 +42,7 @@ func TestListReadsEveryRunAndKeepsBrokenOnes(t *testing.T) {
 		t.Errorf("a-run: err %v warning %q slug %q", runs[0].Err, runs[0].Warning, runs[0].Record.Slug)
 	}
 	b := runs[1].Record
-	if b.Status != StatusMaxTurns || b.Turns == nil || *b.Turns != 7 || b.WorktreeFiles != 12 || !equal(b.FilesChanged, []string{"x.go"}) {
+	if b.Status != transcript.StatusMaxTurns || b.Turns == nil || *b.Turns != 7 || b.WorktreeFiles != 12 || !equal(b.FilesChanged, []string{"x.go"}) {
 		t.Errorf("b-run decoded as %+v", b)
 	}
 	if !errors.Is(runs[2].Err, transcript.ErrCorruptRecord) {
@@ -158,7 +158,7 @@ func TestWatchSeesRunsOfOtherProcessesWithinASecond(t *testing.T) {
 	if _, err := transcript.MergeRecord(dir, transcript.Record{"status": "completed"}); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(RunChanged, "new"); ev.Run.Record.Status != StatusCompleted {
+	if ev := next(RunChanged, "new"); ev.Run.Record.Status != transcript.StatusCompleted {
 		t.Errorf("status %q after the end was written", ev.Run.Record.Status)
 	}
 	// A crash drops the lock without any file event.
@@ -181,7 +181,7 @@ func TestVerdictWritesTheFieldsAndKeepsUnknownKeys(t *testing.T) {
 	e.store = Open(e.root, WithDocker(e.docker), WithClock(func() time.Time { return now }))
 	dir := e.addRun("judged", map[string]any{"ended": "2026-01-02T03:04:05", "future_key": map[string]any{"x": 1}})
 	note, secs := "looks right", 42.5
-	res, err := e.store.Verdict(t.Context(), "judged", VerdictOptions{Verdict: VerdictAccept, Note: &note, ReviewSeconds: &secs, Reviewer: "rita"})
+	res, err := e.store.Verdict(t.Context(), "judged", VerdictOptions{Verdict: transcript.VerdictAccept, Note: &note, ReviewSeconds: &secs, Reviewer: "rita"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,11 +202,11 @@ func TestVerdictWritesTheFieldsAndKeepsUnknownKeys(t *testing.T) {
 	}
 
 	e.addRun("unended", nil)
-	res, err = e.store.Verdict(t.Context(), "unended", VerdictOptions{Verdict: VerdictReject})
+	res, err = e.store.Verdict(t.Context(), "unended", VerdictOptions{Verdict: transcript.VerdictReject})
 	if err != nil || res.TimeToVerdictS != nil {
 		t.Errorf("no ended: %v, %v; want null", res, err)
 	}
-	if _, err := e.store.Verdict(t.Context(), "nope", VerdictOptions{Verdict: VerdictReject}); !errors.Is(err, ErrNoSuchRun) {
+	if _, err := e.store.Verdict(t.Context(), "nope", VerdictOptions{Verdict: transcript.VerdictReject}); !errors.Is(err, ErrNoSuchRun) {
 		t.Errorf("unknown slug: %v", err)
 	}
 	if _, err := e.store.Verdict(t.Context(), "unended", VerdictOptions{Verdict: "maybe"}); err == nil {

@@ -2,10 +2,8 @@ package runs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/dirtywork/dirtywork/sandbox/pause"
@@ -40,7 +38,7 @@ type VerdictResult struct {
 // the stored record under its lock, so it never loses a field a run writes
 // at the same moment.
 func (s *Store) Verdict(ctx context.Context, slug string, opts VerdictOptions) (*VerdictResult, error) {
-	if _, err := ParseVerdict(string(opts.Verdict)); err != nil {
+	if _, err := transcript.ParseVerdict(string(opts.Verdict)); err != nil {
 		return nil, err
 	}
 	if opts.ReviewSeconds != nil && (math.IsNaN(*opts.ReviewSeconds) || math.IsInf(*opts.ReviewSeconds, 0) || *opts.ReviewSeconds < 0) {
@@ -61,7 +59,7 @@ func (s *Store) Verdict(ctx context.Context, slug string, opts VerdictOptions) (
 // update.
 func (s *Store) recordVerdict(run *Run, opts VerdictOptions, reviewer string, extra transcript.Record) (*VerdictResult, error) {
 	at := s.now()
-	res := &VerdictResult{Slug: run.Slug, Verdict: opts.Verdict, VerdictAt: isoUTC(at), Reviewer: reviewer}
+	res := &VerdictResult{Slug: run.Slug, Verdict: opts.Verdict, VerdictAt: transcript.FormatTime(at), Reviewer: reviewer}
 	_, err := transcript.UpdateRecord(run.Dir, func(rec transcript.Record) error {
 		pause.At(pause.Verdict) // read under the lock, not yet written
 		ended, _ := rec.String("ended")
@@ -100,35 +98,10 @@ func (s *Store) reviewer(ctx context.Context, run *Run) string {
 // ended is not a timestamp. A timestamp without a zone is UTC, as 0.9.1
 // wrote them.
 func secondsSince(ended string, at time.Time) *float64 {
-	t, err := parseISO(ended)
+	t, err := transcript.ParseTime(ended)
 	if err != nil {
 		return nil
 	}
 	d := math.Round(at.Sub(t).Seconds()*1000) / 1000
 	return &d
-}
-
-// isoLayouts are the timestamp shapes run.json has held: ours and
-// Python's isoformat with and without a zone or fraction.
-var isoLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02T15:04:05.999999999Z07:00",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02T15:04:05",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
-}
-
-// parseISO reads an ISO-8601 timestamp; one without a zone is UTC.
-func parseISO(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, errors.New("empty timestamp")
-	}
-	for _, layout := range isoLayouts {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("not an ISO-8601 timestamp: %q", s)
 }

@@ -217,7 +217,7 @@ func (wt *watcher) rescan(ctx context.Context) bool {
 // ones (they may die) and ones recorded as running (one may be starting).
 func (wt *watcher) probeLiveness(ctx context.Context) bool {
 	for slug, run := range wt.known {
-		if run == nil || (!run.Alive && run.Record.Status != StatusRunning) {
+		if run == nil || (!run.Alive && run.Record.Status != transcript.StatusRunning) {
 			continue
 		}
 		rec := &run.Record

@@ -11,34 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
-// Status is a run's status as run.json records it.
-type Status string
-
-// Statuses (the machine contract's, plus running).
-const (
-	StatusRunning          Status = "running"
-	StatusCompleted        Status = "completed"
-	StatusMaxTurns         Status = "max_turns"
-	StatusTimeout          Status = "timeout"
-	StatusContextExhausted Status = "context_exhausted"
-	StatusModelError       Status = "model_error"
-	StatusInterrupted      Status = "interrupted"
-	StatusStalled          Status = "stalled"
-	StatusStuck            Status = "stuck"
-	StatusVerifyFailed     Status = "verify_failed"
-	StatusBudgetExceeded   Status = "budget_exceeded"
-	StatusSandboxError     Status = "sandbox_error"
-	StatusExportFailed     Status = "export_failed"
-)
-
-// Verdicts a reviewer records.
-const (
-	VerdictAccept  = "accept"
-	VerdictReject  = "reject"
-	VerdictCleanup = "cleanup"
-)
+// Status is a run's status as run.json records it (transcript owns the
+// list).
+type Status = transcript.Status
 
 // Usage counts tokens.
 type Usage struct {
@@ -75,7 +54,7 @@ type Run struct {
 	VerifyCommand string
 	VerifyPassed  *bool // nil when no verify ran
 	LastText      string
-	Verdict       string
+	Verdict       transcript.Verdict
 	VerdictAt     time.Time
 	ReviewSeconds *float64
 	ResumedFrom   string
@@ -115,9 +94,9 @@ func (p Phase) String() string {
 // Phase classifies the run.
 func (r Run) Phase() Phase {
 	switch {
-	case r.Status == StatusRunning && r.Alive:
+	case r.Status == transcript.StatusRunning && r.Alive:
 		return PhaseRunning
-	case r.Status == StatusRunning:
+	case r.Status == transcript.StatusRunning:
 		return PhaseDead
 	case r.Problem != "":
 		return PhaseFinished
@@ -128,7 +107,7 @@ func (r Run) Phase() Phase {
 }
 
 // Live reports whether the run's process is still going.
-func (r Run) Live() bool { return r.Status == StatusRunning && r.Alive }
+func (r Run) Live() bool { return r.Status == transcript.StatusRunning && r.Alive }
 
 // Change is one thing the runs root watch saw: a run appeared or
 // changed (Run holds its new state), or disappeared (Removed).
@@ -215,7 +194,7 @@ type Store interface {
 	// it started from, only when that is conflict-free and clean.
 	Merge(ctx context.Context, slug string, reviewSeconds float64) (Outcome, error)
 	// Verdict records a verdict; nothing else changes.
-	Verdict(ctx context.Context, slug, verdict, note string, reviewSeconds float64) error
+	Verdict(ctx context.Context, slug string, verdict transcript.Verdict, note string, reviewSeconds float64) error
 	// PlanClean says what Clean would do and what it would park.
 	PlanClean(ctx context.Context, slug string) (CleanPlan, error)
 	// Clean records verdict cleanup, then cleans losslessly (parking

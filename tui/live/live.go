@@ -195,7 +195,7 @@ func FromLine(l transcript.Line) Entry {
 		e.Passed = ev.Passed
 	case transcript.RunEnd:
 		e.Kind = KindRunEnd
-		e.Status = ev.Status
+		e.Status = string(ev.Status)
 		e.Turn = ev.Turns
 		e.Usage = ev.Usage
 		if ev.LastAssistantText != nil {
@@ -203,7 +203,7 @@ func FromLine(l transcript.Line) Entry {
 		}
 	case transcript.RunEndFailure:
 		e.Kind = KindRunEnd
-		e.Status = ev.Status
+		e.Status = string(ev.Status)
 		e.Text = ev.Error
 	default:
 		e.Kind = KindUnknown

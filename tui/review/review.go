@@ -15,6 +15,7 @@ import (
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/diff"
@@ -379,7 +380,7 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, m.mergeCmd(m.reviewSeconds())
 	case key.Matches(k, kb.Reject):
 		m.busy = "reject"
-		return m, m.verdictCmd(backend.VerdictReject, m.reviewSeconds())
+		return m, m.verdictCmd(transcript.VerdictReject, m.reviewSeconds())
 	case key.Matches(k, kb.RejectFeedback):
 		m.pendSecs = m.reviewSeconds()
 		m.modal = modalFeedback
@@ -573,13 +574,13 @@ func (m Model) mergeCmd(secs float64) tea.Cmd {
 	}
 }
 
-func (m Model) verdictCmd(verdict string, secs float64) tea.Cmd {
+func (m Model) verdictCmd(verdict transcript.Verdict, secs float64) tea.Cmd {
 	store, slug := m.store, m.run.Slug
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 		defer cancel()
 		err := store.Verdict(ctx, slug, verdict, "", secs)
-		return DoneMsg{Slug: slug, Action: verdict, Outcome: backend.Outcome{Message: "recorded verdict '" + verdict + "'"}, Err: err}
+		return DoneMsg{Slug: slug, Action: string(verdict), Outcome: backend.Outcome{Message: "recorded verdict '" + string(verdict) + "'"}, Err: err}
 	}
 }
 
@@ -588,7 +589,7 @@ func (m Model) rejectFeedbackCmd(feedback string, secs float64) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 		defer cancel()
-		if err := store.Verdict(ctx, slug, backend.VerdictReject, feedback, secs); err != nil {
+		if err := store.Verdict(ctx, slug, transcript.VerdictReject, feedback, secs); err != nil {
 			return DoneMsg{Slug: slug, Action: "reject with feedback", Err: err}
 		}
 		l, err := launcher.Resume(ctx, run, feedback)

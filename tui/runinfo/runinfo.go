@@ -14,6 +14,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/live"
@@ -116,7 +117,7 @@ func (it Item) StatusText() string {
 		return "running"
 	}
 	if it.Run.Verdict != "" {
-		return termsafe.Line(it.Run.Verdict)
+		return termsafe.Line(string(it.Run.Verdict))
 	}
 	if it.Run.Problem != "" {
 		return "unreadable"
@@ -142,15 +143,15 @@ func (it Item) glyph(s *theme.Styles) (string, lipgloss.Style) {
 	case backend.PhaseDead:
 		return theme.GlyphDead, s.Error
 	case backend.PhaseReview:
-		if it.Run.Status == backend.StatusCompleted {
+		if it.Run.Status == transcript.StatusCompleted {
 			return theme.GlyphReview, s.Review
 		}
 		return theme.GlyphWarn, s.Warn
 	}
 	switch it.Run.Verdict {
-	case backend.VerdictAccept:
+	case transcript.VerdictAccept:
 		return theme.GlyphOK, s.OK
-	case backend.VerdictReject, backend.VerdictCleanup:
+	case transcript.VerdictReject, transcript.VerdictCleanup:
 		return theme.GlyphFail, s.Muted
 	}
 	return theme.GlyphFail, s.Muted

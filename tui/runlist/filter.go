@@ -43,7 +43,7 @@ func (q query) match(it runinfo.Item) bool {
 	if !all(q.model, strings.ToLower(it.Model())) {
 		return false
 	}
-	status := strings.ToLower(it.StatusText() + " " + string(it.Run.Status) + " " + it.Phase().String() + " " + it.Run.Verdict)
+	status := strings.ToLower(it.StatusText() + " " + string(it.Run.Status) + " " + it.Phase().String() + " " + string(it.Run.Verdict))
 	if !all(q.status, status) {
 		return false
 	}

@@ -40,7 +40,7 @@ func Convert(r *runs.Run) backend.Run {
 		Task: rec.Task, Model: rec.Model, Provider: rec.Provider, Sandbox: rec.Sandbox,
 		Status: backend.Status(rec.Status), Alive: r.Alive, Started: parseTime(rec.Started), Ended: parseTime(rec.Ended),
 		Turns: -1, FilesChanged: len(rec.FilesChanged), VerifyCommand: runs.Str(rec.VerifyCommand),
-		LastText: runs.Str(rec.LastAssistantText), Verdict: string(rec.Verdict), VerdictAt: parseTime(rec.VerdictAt),
+		LastText: runs.Str(rec.LastAssistantText), Verdict: rec.Verdict, VerdictAt: parseTime(rec.VerdictAt),
 		ReviewSeconds: rec.ReviewSeconds, ResumedFrom: runs.Str(rec.ResumedFrom), ResumedBy: runs.Str(rec.ResumedBy),
 	}
 	if rec.Slug != "" {
@@ -65,17 +65,10 @@ func Convert(r *runs.Run) backend.Run {
 	return out
 }
 
-// parseTime reads run.json's UTC stamps (with or without an offset).
+// parseTime reads a run.json moment; zero when there is none.
 func parseTime(s string) time.Time {
-	if s == "" {
-		return time.Time{}
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999", "2006-01-02T15:04:05"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t
-		}
-	}
-	return time.Time{}
+	t, _ := transcript.ParseTime(s)
+	return t
 }
 
 // Recent implements backend.Previewer: the n run dirs changed last (a
@@ -297,9 +290,9 @@ func (s *Store) Merge(ctx context.Context, slug string, reviewSeconds float64) (
 }
 
 // Verdict implements backend.Store.
-func (s *Store) Verdict(ctx context.Context, slug, verdict, note string, reviewSeconds float64) error {
+func (s *Store) Verdict(ctx context.Context, slug string, verdict transcript.Verdict, note string, reviewSeconds float64) error {
 	secs := reviewSeconds
-	o := runs.VerdictOptions{Verdict: runs.Verdict(verdict), ReviewSeconds: &secs}
+	o := runs.VerdictOptions{Verdict: verdict, ReviewSeconds: &secs}
 	if note != "" {
 		o.Note = &note
 	}
@@ -332,7 +325,7 @@ func (s *Store) PlanClean(ctx context.Context, slug string) (backend.CleanPlan, 
 
 // Clean implements backend.Store: verdict cleanup, then the clean.
 func (s *Store) Clean(ctx context.Context, slug string, reviewSeconds float64) (backend.Outcome, error) {
-	if err := s.Verdict(ctx, slug, string(runs.VerdictCleanup), "", reviewSeconds); err != nil {
+	if err := s.Verdict(ctx, slug, transcript.VerdictCleanup, "", reviewSeconds); err != nil {
 		return backend.Outcome{}, err
 	}
 	res := s.S.Clean(ctx, slug, cleanOptions)

@@ -15,6 +15,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/fit"
@@ -99,22 +100,22 @@ func aggregate(name string, runs []backend.Run) Row {
 	var review, turns, tokens []float64
 	for _, run := range runs {
 		r.Runs++
-		if run.Status != backend.StatusRunning && run.Status != "" {
+		if run.Status != transcript.StatusRunning && run.Status != "" {
 			r.Finished++
 			if run.Turns >= 0 {
 				turns = append(turns, float64(run.Turns))
 			}
 			tokens = append(tokens, float64(run.Usage.Total()))
 		}
-		if run.Status == backend.StatusCompleted {
+		if run.Status == transcript.StatusCompleted {
 			r.Completed++
 		}
 		switch run.Verdict {
-		case backend.VerdictAccept:
+		case transcript.VerdictAccept:
 			r.Accept++
-		case backend.VerdictReject:
+		case transcript.VerdictReject:
 			r.Reject++
-		case backend.VerdictCleanup:
+		case transcript.VerdictCleanup:
 			r.Cleanup++
 		}
 		if run.Verdict != "" && run.ReviewSeconds != nil {

@@ -3,16 +3,17 @@ package stats
 import (
 	"testing"
 
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/tui/backend"
 )
 
 func TestAggregate(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	runs := []backend.Run{
-		{Model: "a", Repo: "/r/x", Status: backend.StatusCompleted, Verdict: "accept", ReviewSeconds: f(10), Turns: 4, Usage: backend.Usage{PromptTokens: 100}},
-		{Model: "a", Repo: "/r/x", Status: backend.StatusCompleted, Verdict: "reject", ReviewSeconds: f(30), Turns: 6, Usage: backend.Usage{PromptTokens: 300}},
-		{Model: "a", Repo: "/r/y", Status: backend.StatusMaxTurns, Verdict: "cleanup", ReviewSeconds: f(20), Turns: 40},
-		{Model: "b", Repo: "/r/y", Status: backend.StatusRunning, Turns: -1},
+		{Model: "a", Repo: "/r/x", Status: transcript.StatusCompleted, Verdict: "accept", ReviewSeconds: f(10), Turns: 4, Usage: backend.Usage{PromptTokens: 100}},
+		{Model: "a", Repo: "/r/x", Status: transcript.StatusCompleted, Verdict: "reject", ReviewSeconds: f(30), Turns: 6, Usage: backend.Usage{PromptTokens: 300}},
+		{Model: "a", Repo: "/r/y", Status: transcript.StatusMaxTurns, Verdict: "cleanup", ReviewSeconds: f(20), Turns: 40},
+		{Model: "b", Repo: "/r/y", Status: transcript.StatusRunning, Turns: -1},
 	}
 	all, rows := Aggregate(runs, ByModel)
 	if all.Runs != 4 || all.Finished != 3 || all.Completed != 2 || all.Accept != 1 || all.Reject != 1 || all.Cleanup != 1 {

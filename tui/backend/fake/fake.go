@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/tui/backend"
 )
 
@@ -18,7 +19,7 @@ import (
 type Call struct {
 	Method        string
 	Slug          string
-	Verdict       string
+	Verdict       transcript.Verdict
 	Note          string
 	Files         []string
 	ReviewSeconds float64
@@ -133,7 +134,7 @@ func (s *Store) Run(slug string) (backend.Run, bool) {
 	return s.runs[i], true
 }
 
-func (s *Store) setVerdict(slug, v string, secs float64) {
+func (s *Store) setVerdict(slug string, v transcript.Verdict, secs float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range s.runs {
@@ -163,7 +164,7 @@ func (s *Store) Accept(ctx context.Context, slug string, o backend.AcceptOptions
 	if err := s.record(ctx, Call{Method: "Accept", Slug: slug, Files: o.Files, ReviewSeconds: o.ReviewSeconds}); err != nil {
 		return backend.Outcome{}, err
 	}
-	s.setVerdict(slug, backend.VerdictAccept, o.ReviewSeconds)
+	s.setVerdict(slug, transcript.VerdictAccept, o.ReviewSeconds)
 	return backend.Outcome{Message: "accepted " + slug}, nil
 }
 
@@ -172,12 +173,12 @@ func (s *Store) Merge(ctx context.Context, slug string, secs float64) (backend.O
 	if err := s.record(ctx, Call{Method: "Merge", Slug: slug, ReviewSeconds: secs}); err != nil {
 		return backend.Outcome{}, err
 	}
-	s.setVerdict(slug, backend.VerdictAccept, secs)
+	s.setVerdict(slug, transcript.VerdictAccept, secs)
 	return backend.Outcome{Message: "merged " + slug}, nil
 }
 
 // Verdict implements backend.Store.
-func (s *Store) Verdict(ctx context.Context, slug, v, note string, secs float64) error {
+func (s *Store) Verdict(ctx context.Context, slug string, v transcript.Verdict, note string, secs float64) error {
 	if err := s.record(ctx, Call{Method: "Verdict", Slug: slug, Verdict: v, Note: note, ReviewSeconds: secs}); err != nil {
 		return err
 	}
@@ -200,7 +201,7 @@ func (s *Store) Clean(ctx context.Context, slug string, secs float64) (backend.O
 	if err := s.record(ctx, Call{Method: "Clean", Slug: slug, ReviewSeconds: secs}); err != nil {
 		return backend.Outcome{}, err
 	}
-	s.setVerdict(slug, backend.VerdictCleanup, secs)
+	s.setVerdict(slug, transcript.VerdictCleanup, secs)
 	return backend.Outcome{Message: "cleaned " + slug}, nil
 }
 
