@@ -291,7 +291,7 @@ func TestDockerSetupFailureRemovesTheLane(t *testing.T) {
 		t.Fatalf("branch %s still listed: %q %v", cfg.Branch, out, err)
 	}
 	rec := readJSONFile(t, filepath.Join(payload.RunDir, "run.json"))
-	if rec["status"] != transcript.StatusSandboxError || rec["container"] != nil || rec["sandbox"] != "docker" {
+	if rec["status"] != string(transcript.StatusSandboxError) || rec["container"] != nil || rec["sandbox"] != "docker" {
 		t.Fatalf("run.json %v", rec)
 	}
 	if _, ok := rec["export_status"]; ok {

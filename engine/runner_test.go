@@ -59,7 +59,7 @@ func TestRunnerTurnsAPanicIntoModelError(t *testing.T) {
 		t.Fatalf("transcript must end with run_end: %v %v", lines, err)
 	}
 	rec, err := transcript.ReadRecord(payload.RunDir)
-	if err != nil || rec["status"] != transcript.StatusModelError {
+	if err != nil || rec["status"] != string(transcript.StatusModelError) {
 		t.Fatalf("run.json %v %v", rec, err)
 	}
 }

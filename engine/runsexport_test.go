@@ -157,7 +157,7 @@ func TestExportRunRecordsTheResult(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rec["status"] != c.wantStatus || rec["export_status"] != c.fin.ExportStatus {
+			if rec["status"] != string(c.wantStatus) || rec["export_status"] != c.fin.ExportStatus {
 				t.Errorf("run.json status %v export_status %v", rec["status"], rec["export_status"])
 			}
 			if len(f.calls) != 1 {
