@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -71,6 +72,9 @@ type Options struct {
 	TickEvery time.Duration
 	// Log receives errors and notable events (the log file); may be nil.
 	Log func(format string, args ...any)
+	// Context is the program's: what the TUI starts in the background (the
+	// runs root's watch) ends with it. Run sets it; nil means never.
+	Context context.Context
 }
 
 type screen int

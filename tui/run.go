@@ -51,6 +51,7 @@ func Run(ctx context.Context, opts Options, ro RunOptions) error {
 	if opts.Color == ColorNone {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
+	opts.Context = ctx
 	p := tea.NewProgram(New(opts), popts...)
 	lf.f = feed.New(ctx, p.Send)
 	_, err := p.Run()

@@ -95,14 +95,17 @@ func (m Model) loadCmd() tea.Cmd {
 }
 
 func (m Model) watchCmd() tea.Cmd {
-	store, fd := m.opts.Store, m.opts.Feed
+	store, fd, ctx := m.opts.Store, m.opts.Feed, m.opts.Context
 	if fd == nil {
 		return nil
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	return func() tea.Msg {
-		// The watch lives as long as the program: its context ends when
-		// the feed's does (the channel closes then).
-		ch, err := store.Watch(context.Background())
+		// The watch lives as long as the program: its context ends with
+		// the program's (the channel closes then).
+		ch, err := store.Watch(ctx)
 		if err != nil {
 			return watchStartedMsg{err: err}
 		}
