@@ -38,7 +38,7 @@ func Convert(r *runs.Run) backend.Run {
 		Slug: r.Slug, RunDir: r.Dir, Transcript: filepath.Join(r.Dir, "transcript.jsonl"),
 		Repo: rec.Repo, Worktree: rec.Worktree, Branch: rec.Branch, BaseCommit: rec.BaseCommit, BaseRef: rec.BaseRef,
 		Task: rec.Task, Model: rec.Model, Provider: rec.Provider, Sandbox: rec.Sandbox,
-		Status: backend.Status(rec.Status), Alive: r.Alive, Started: parseTime(rec.Started), Ended: parseTime(rec.Ended),
+		Status: rec.Status, Alive: r.Alive, Started: parseTime(rec.Started), Ended: parseTime(rec.Ended),
 		Turns: -1, FilesChanged: len(rec.FilesChanged), VerifyCommand: runs.Str(rec.VerifyCommand),
 		LastText: runs.Str(rec.LastAssistantText), Verdict: rec.Verdict, VerdictAt: parseTime(rec.VerdictAt),
 		ReviewSeconds: rec.ReviewSeconds, ResumedFrom: runs.Str(rec.ResumedFrom), ResumedBy: runs.Str(rec.ResumedBy),
