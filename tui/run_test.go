@@ -29,7 +29,7 @@ func TestTheWatchEndsWithTheProgram(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	in, inW := io.Pipe()
-	defer inW.Close()
+	defer func() { _ = inW.Close() }()
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(ctx, Options{Store: st, Color: ColorNone, TickEvery: -1}, RunOptions{In: in, Out: io.Discard, Env: []string{"TERM=dumb"}})
@@ -47,7 +47,10 @@ func TestTheWatchEndsWithTheProgram(t *testing.T) {
 	}
 	cancel()
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after its context ended: %v", err)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after its context ended")
 	}
