@@ -11,7 +11,7 @@ import (
 // base_branch (what `runs merge` merges into): the --branch-from ref when
 // it names a local branch, else the branch the repository has checked out;
 // nil when HEAD is detached or the ref is no branch.
-func (p *prepared) baseBranch(ctx context.Context) any {
+func (p *prepared) baseBranch(ctx context.Context) *string {
 	g := gitops.New()
 	if p.baseRef != "" {
 		name := strings.TrimPrefix(p.baseRef, "refs/heads/")
@@ -19,7 +19,7 @@ func (p *prepared) baseBranch(ctx context.Context) any {
 			return nil // another run's branch: its own merge target applies
 		}
 		if _, ok, err := g.RefTip(ctx, p.repo.Root, "refs/heads/"+name); err == nil && ok {
-			return name
+			return &name
 		}
 		return nil
 	}
@@ -27,5 +27,6 @@ func (p *prepared) baseBranch(ctx context.Context) any {
 	if err != nil || head == "" {
 		return nil
 	}
-	return strings.TrimPrefix(head, "refs/heads/")
+	name := strings.TrimPrefix(head, "refs/heads/")
+	return &name
 }

@@ -34,15 +34,16 @@ func (r *Runner) resolveBranchFrom(ctx context.Context, p *prepared) error {
 	if err != nil {
 		return refuse("see 'dirtywork runs list'", "unknown run '%s': %v", slug, err)
 	}
-	rec, err := transcript.ReadRecord(dir)
+	rf, err := transcript.ReadRun(dir)
 	if err != nil {
 		return refuse("", "cannot branch from run '%s': %v", slug, err)
 	}
-	branch, _ := rec.String("branch")
+	rec := rf.Record
+	branch := rec.Branch
 	if branch == "" {
 		return refuse("", "run '%s' records no branch to branch from", slug)
 	}
-	if wt, _ := rec.String("worktree"); wt != "" {
+	if rec.Worktree != "" {
 		if err := r.snapshotRun(ctx, dir, slug, rec); err != nil {
 			return err
 		}
@@ -58,9 +59,8 @@ func (r *Runner) resolveBranchFrom(ctx context.Context, p *prepared) error {
 // common dir, checked against the lane manifest where the run has a lane
 // (runs of dirtywork 0.9.1 have none), never from the worktree's .git
 // file, which the worker could have redirected.
-func (r *Runner) snapshotRun(ctx context.Context, runDir, slug string, rec transcript.Record) error {
-	wt, _ := rec.String("worktree")
-	if _, err := os.Lstat(wt); errors.Is(err, fs.ErrNotExist) {
+func (r *Runner) snapshotRun(ctx context.Context, runDir, slug string, rec transcript.RunRecord) error {
+	if _, err := os.Lstat(rec.Worktree); errors.Is(err, fs.ErrNotExist) {
 		return nil // the worktree is gone; its branch is all there is
 	}
 	prior, err := GuardPriorRun(ctx, runDir, rec, UseBranchFrom)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/dirtywork/dirtywork/gitops"
@@ -30,11 +31,9 @@ import (
 // never carries a worker's repository or hidden file into a commit the
 // operator checks out. A finished run's tree, and a docker run's (the
 // export seals), are left as they are. It returns the repositories moved.
-func QuarantineCrashedTree(runDir string, rec transcript.Record) ([]string, error) {
-	status, _ := rec.String("status")
-	sandbox, _ := rec.String("sandbox")
-	worktree, _ := rec.String("worktree")
-	if status != "running" || sandbox == "docker" || worktree == "" {
+func QuarantineCrashedTree(runDir string, rec transcript.RunRecord) ([]string, error) {
+	worktree := rec.Worktree
+	if rec.Status != transcript.StatusRunning || rec.Sandbox == "docker" || worktree == "" {
 		return nil, nil
 	}
 	dest := filepath.Join(runDir, "quarantine")
@@ -49,8 +48,8 @@ func QuarantineCrashedTree(runDir string, rec transcript.Record) ([]string, erro
 		return moved, fmt.Errorf("move the worker's repositories out of %s: %w", worktree, err)
 	}
 	if len(moved) > 0 {
-		dropped := append(recordedStrings(rec, "dropped_git_entries"), moved...)
-		if _, err := transcript.MergeRecord(runDir, transcript.Record{"dropped_git_entries": dropped}); err != nil {
+		dropped := append(slices.Clone(rec.DroppedGitEntries), moved...)
+		if _, err := transcript.Patch(runDir, transcript.DroppedGitEntriesFields{DroppedGitEntries: dropped}); err != nil {
 			return moved, fmt.Errorf("record the repositories moved out of %s: %w", worktree, err)
 		}
 	}
@@ -58,35 +57,19 @@ func QuarantineCrashedTree(runDir string, rec transcript.Record) ([]string, erro
 }
 
 // recordedBaseline is the seal's baseline the run recorded.
-func recordedBaseline(rec transcript.Record) (time.Time, bool) {
-	s, ok := rec.String(sealBaselineKey)
-	if !ok {
+func recordedBaseline(rec transcript.RunRecord) (time.Time, bool) {
+	if rec.SealBaseline == "" {
 		return time.Time{}, false
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := time.Parse(time.RFC3339Nano, rec.SealBaseline)
 	return t, err == nil
-}
-
-// recordedStrings is the list of strings under key in rec.
-func recordedStrings(rec transcript.Record, key string) []string {
-	var out []string
-	if l, ok := rec[key].([]any); ok {
-		for _, x := range l {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
 }
 
 // sealCrashedTree seals a crashed host run's worktree against the
 // baseline it recorded, and records what the seal found.
-func sealCrashedTree(runDir string, rec transcript.Record, worktree string, since time.Time, dest string) ([]string, error) {
+func sealCrashedTree(runDir string, rec transcript.RunRecord, worktree string, since time.Time, dest string) ([]string, error) {
 	ctx := context.Background()
-	repoRoot, _ := rec.String("repo")
-	base, _ := rec.String("base_commit")
-	b, err := baseSealBaseline(ctx, repoRoot, base)
+	b, err := baseSealBaseline(ctx, rec.Repo, rec.BaseCommit)
 	if err != nil {
 		return nil, fmt.Errorf("seal the worktree %s: %w", worktree, err)
 	}
@@ -96,14 +79,14 @@ func sealCrashedTree(runDir string, rec transcript.Record, worktree string, sinc
 		return report.Repositories, fmt.Errorf("seal the worktree %s: %w", worktree, err)
 	}
 	var a transcript.Artifacts
-	a.DroppedGitEntries = recordedStrings(rec, "dropped_git_entries")
-	a.SkippedSpecialEntries = recordedStrings(rec, "skipped_special_entries")
-	a.EscapingSymlinks = recordedStrings(rec, "escaping_symlinks")
-	a.UnexportedEntries = recordedStrings(rec, "unexported_entries")
+	a.DroppedGitEntries = slices.Clone(rec.DroppedGitEntries)
+	a.SkippedSpecialEntries = slices.Clone(rec.SkippedSpecialEntries)
+	a.EscapingSymlinks = slices.Clone(rec.EscapingSymlinks)
+	a.UnexportedEntries = slices.Clone(rec.UnexportedEntries)
 	seal.Evidence(&a, report)
-	if _, err := transcript.MergeRecord(runDir, transcript.Record{
-		"dropped_git_entries": a.DroppedGitEntries, "skipped_special_entries": a.SkippedSpecialEntries,
-		"escaping_symlinks": a.EscapingSymlinks, "ignored_changes": a.IgnoredChanges, "mode_changes": a.ModeChanges,
+	if _, err := transcript.Patch(runDir, transcript.SealFields{
+		DroppedGitEntries: a.DroppedGitEntries, SkippedSpecialEntries: a.SkippedSpecialEntries,
+		EscapingSymlinks: a.EscapingSymlinks, IgnoredChanges: a.IgnoredChanges, ModeChanges: a.ModeChanges,
 	}); err != nil {
 		return report.Repositories, fmt.Errorf("record what the seal of %s found: %w", worktree, err)
 	}
@@ -131,14 +114,10 @@ func baseSealBaseline(ctx context.Context, repoRoot, base string) (seal.Baseline
 	return b, nil
 }
 
-// sealBaselineKey is the run.json key holding the seal's baseline: when
-// the checkout (and setup) were done and the worker's own changes began.
-const sealBaselineKey = "seal_baseline"
-
 // sealBaseline records the seal's baseline in run.json, so that the tree
 // of a run that dies before its finalize can be sealed as the finalize
 // would have (QuarantineCrashedTree). A record that cannot be written
 // only costs that.
 func (r *record) sealBaseline(since time.Time) {
-	_, _ = transcript.MergeRecord(r.dir, transcript.Record{sealBaselineKey: since.UTC().Format(time.RFC3339Nano)})
+	_, _ = transcript.Patch(r.dir, transcript.SealBaselineFields{SealBaseline: since.UTC().Format(time.RFC3339Nano)})
 }

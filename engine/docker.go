@@ -122,9 +122,8 @@ func (r *Runner) openDocker(ctx context.Context, p *prepared, rec *record, slug 
 	}
 	container, volume := ws.Names()
 	digest := ws.ImageDigest()
-	if _, err := transcript.MergeRecord(rec.dir, transcript.Record{
-		"container": container, "volume": volume, "image": cfg.Image,
-		"image_digest": digest, "image_pinned": digest != nil,
+	if _, err := transcript.Patch(rec.dir, transcript.ContainerFields{
+		Container: container, Volume: volume, Image: cfg.Image, ImageDigest: digest, ImagePinned: digest != nil,
 	}); err != nil {
 		_ = ws.Close()
 		return nil, fmt.Errorf("record the container in run.json: %w", err)

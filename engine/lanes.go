@@ -79,10 +79,9 @@ func (r *Runner) markResumedBy(p *prepared, slug string) error {
 	if pr == nil {
 		return nil
 	}
-	_, err := transcript.UpdateRecord(pr.prior.Dir, func(rec transcript.Record) error {
-		pr.resumedBy, pr.hadBy = rec["resumed_by"]
-		rec["resumed_by"] = slug
-		return nil
+	_, err := transcript.UpdateRun(pr.prior.Dir, func(rec transcript.RunRecord) ([]any, error) {
+		pr.resumedBy = rec.ResumedBy
+		return []any{transcript.ResumedByFields{ResumedBy: &slug}}, nil
 	})
 	if err != nil {
 		return fmt.Errorf("record the resume in run.json of '%s': %w", pr.prior.Slug, err)
@@ -97,16 +96,11 @@ func (r *Runner) undoResumedBy(p *prepared, slug string) {
 	if pr == nil {
 		return
 	}
-	_, _ = transcript.UpdateRecord(pr.prior.Dir, func(rec transcript.Record) error {
-		if rec["resumed_by"] != slug {
-			return nil
+	_, _ = transcript.UpdateRun(pr.prior.Dir, func(rec transcript.RunRecord) ([]any, error) {
+		if rec.ResumedBy == nil || *rec.ResumedBy != slug {
+			return nil, nil
 		}
-		if pr.hadBy {
-			rec["resumed_by"] = pr.resumedBy
-		} else {
-			delete(rec, "resumed_by")
-		}
-		return nil
+		return []any{transcript.ResumedByFields{ResumedBy: pr.resumedBy}}, nil
 	})
 }
 

@@ -53,7 +53,7 @@ const PreResumeMarker = ".pre-resume-"
 type PriorRun struct {
 	Slug   string
 	Dir    string
-	Record transcript.Record
+	Record transcript.RunRecord
 	// Repo is the repository the run was made in.
 	Repo gitops.Repo
 	// Worktree is the run's worktree (symlinks resolved), Branch the branch
@@ -72,7 +72,7 @@ type PriorRun struct {
 // another branch checked out than run.json says), and one with a
 // pre-resume stash beside it, which is listed and left alone. Every
 // refusal is a *PreflightError.
-func GuardPriorRun(ctx context.Context, dir string, rec transcript.Record, use PriorUse) (*PriorRun, error) {
+func GuardPriorRun(ctx context.Context, dir string, rec transcript.RunRecord, use PriorUse) (*PriorRun, error) {
 	slug := filepath.Base(dir)
 	alive, err := priorAlive(dir, rec)
 	if err != nil {
@@ -81,9 +81,7 @@ func GuardPriorRun(ctx context.Context, dir string, rec transcript.Record, use P
 	if alive {
 		return nil, refuse("wait for it to end, or stop it", "run '%s' is still in progress; it must end before %s its work", slug, use.verb())
 	}
-	wt, _ := rec.String("worktree")
-	branch, _ := rec.String("branch")
-	repoPath, _ := rec.String("repo")
+	wt, branch, repoPath := rec.Worktree, rec.Branch, rec.Repo
 	if wt == "" || !isDir(wt) || !exists(filepath.Join(wt, ".git")) {
 		return nil, refuse("", "run '%s': its worktree %s is missing; %s", slug, orDash(wt), use.object())
 	}
@@ -153,7 +151,7 @@ func PreResumeStashes(worktree string) ([]string, error) {
 // its status is running and its host_pid is still the run's process
 // (transcript.LegacyAlive: D-4's signal 0, and a process that looks like
 // the run's).
-func priorAlive(dir string, rec transcript.Record) (bool, error) {
+func priorAlive(dir string, rec transcript.RunRecord) (bool, error) {
 	alive, err := transcript.IsAlive(dir)
 	if err != nil || alive {
 		return alive, err
@@ -161,18 +159,10 @@ func priorAlive(dir string, rec transcript.Record) (bool, error) {
 	if transcript.HasLivenessFile(dir) {
 		return false, nil // the lock says it all
 	}
-	if status, _ := rec.String("status"); status != "running" {
-		return false, nil
+	if rec.Status != transcript.StatusRunning || rec.HostPID == nil {
+		return false, nil // a host_pid of another type (0.9.1 wrote true) reads as none
 	}
-	if _, isBool := rec["host_pid"].(bool); isBool {
-		return false, nil
-	}
-	pid, ok := rec.Int("host_pid")
-	if !ok {
-		return false, nil
-	}
-	started, _ := rec.String("started")
-	return transcript.LegacyAlive(pid, started), nil
+	return transcript.LegacyAlive(*rec.HostPID, rec.Started), nil
 }
 
 func isDir(p string) bool {

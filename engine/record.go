@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"strings"
 	"time"
@@ -20,27 +19,27 @@ import (
 type record struct{ dir string }
 
 // startRecord is run.json as the run starts (E-13).
-func (r *Runner) startRecord(p *prepared, slug string, lane gitops.Lane) transcript.Record {
+func (r *Runner) startRecord(p *prepared, slug string, lane gitops.Lane) transcript.RunStartFields {
 	spec := p.spec
-	var verifyCommand any
+	var verifyCommand *string
 	if spec.VerifyCommand != "" {
-		verifyCommand = spec.VerifyCommand
+		verifyCommand = &spec.VerifyCommand
 	}
 	// The image as given; the container's names and the image's digest
 	// are merged in once the container exists.
-	var image any
+	var image *string
 	if spec.Sandbox == "docker" {
-		image = spec.Docker.Image
+		image = &spec.Docker.Image
 	}
-	return transcript.Record{
-		"schema_version": transcript.SchemaVersion, "status": "running", "slug": slug,
-		"repo": p.repo.Root, "worktree": lane.Worktree, "branch": lane.Branch, "base_commit": lane.BaseCommit,
-		"base_ref": p.baseRefName(), "task": spec.Task, "model": spec.Model, "provider": spec.Provider,
-		"context_window": p.window, "context_window_source": p.windowSource,
-		"branch_from_run": p.fromRun, "feedback": spec.Feedback, "resumed_from": spec.ResumedFrom,
-		"verify_command": verifyCommand, "verify_rounds": spec.VerifyRounds, "verify_timeout": spec.VerifyTimeout,
-		"container": nil, "volume": nil, "image": image, "image_digest": nil, "image_pinned": false,
-		"host_pid": os.Getpid(), "started": transcript.FormatTime(r.now()), "sandbox": spec.Sandbox, "allow_commit": spec.AllowCommit,
+	return transcript.RunStartFields{
+		SchemaVersion: transcript.SchemaVersion, Status: transcript.StatusRunning, Slug: slug,
+		Repo: p.repo.Root, Worktree: lane.Worktree, Branch: lane.Branch, BaseCommit: lane.BaseCommit,
+		BaseRef: p.baseRefName(), Task: spec.Task, Model: spec.Model, Provider: spec.Provider,
+		ContextWindow: p.window, ContextWindowSource: p.windowSource,
+		BranchFromRun: p.fromRun, Feedback: spec.Feedback, ResumedFrom: spec.ResumedFrom,
+		VerifyCommand: verifyCommand, VerifyRounds: spec.VerifyRounds, VerifyTimeout: spec.VerifyTimeout,
+		Image: image, HostPID: os.Getpid(), Started: transcript.FormatTime(r.now()),
+		Sandbox: spec.Sandbox, AllowCommit: spec.AllowCommit,
 	}
 }
 
@@ -56,20 +55,20 @@ func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *trans
 		_ = tw.Write(transcript.RunEndFailure{Status: status, Error: msg, ContextWindowSource: p.windowSource})
 		lost = addLost(lost, "transcript", tw.Err())
 	}
-	fields := transcript.Record{
-		"status": status, "error": msg, "trimmed_turns": 0, "timeouts": 0,
-		"context_window_source": p.windowSource, "ended": transcript.FormatTime(time.Now()),
+	fields := transcript.FailureFields{
+		Status: status, Error: msg, ContextWindowSource: p.windowSource, Ended: transcript.FormatTime(time.Now()),
 	}
 	var exportStatus *string
 	if fin != nil {
 		exportStatus = &fin.ExportStatus
-		fields["export_status"] = fin.ExportStatus
+		fields.ExportStatus = exportStatus
 	}
 	if len(lost) > 0 {
-		fields["finalize_error"] = describeErrors(nil, lost)
+		s := describeErrors(nil, lost)
+		fields.FinalizeError = &s
 	}
 	pause.At(pause.RunJSON)
-	if _, err := transcript.MergeRecord(rec.dir, fields); err != nil {
+	if _, err := transcript.Patch(rec.dir, fields); err != nil {
 		lost = addLost(lost, "run.json", err)
 	}
 	transcriptPath := ""
@@ -131,24 +130,21 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 	filesChanged := []string{}
 	truncated := false
 	var watchdog, watchdogKind *string
-	fields := transcript.Record{
-		"status": status, "finalize_error": finalizeError, "stuck_on": out.StuckOn,
-		"last_tool_result": out.LastToolResult, "last_assistant_text": out.LastAssistantText,
-		"verify": out.Verify, "turns": out.Turns, "trimmed_turns": out.TrimmedTurns, "timeouts": out.Timeouts,
-		"context_window_source": p.windowSource, "ended": transcript.FormatTime(time.Now()), "usage": out.Usage,
-	}
+	var files any = transcript.NoExportFields{FilesChanged: []string{}}
 	if fin != nil {
 		filesChanged, truncated = fin.FilesChanged, fin.FilesChangedTruncated
 		watchdog, watchdogKind = fin.WatchdogViolation, fin.WatchdogViolationKind
-		maps.Copy(fields, exportFields(fin))
-	} else {
-		fields["files_changed"] = []string{}
-		fields["files_changed_truncated"] = false
+		files = transcript.ExportFieldsOf(fin)
 	}
-	fields["watchdog_violation"] = watchdog
-	fields["watchdog_violation_kind"] = watchdogKind
+	fields := transcript.EndFields{
+		Status: status, FinalizeError: finalizeError, StuckOn: out.StuckOn,
+		LastToolResult: out.LastToolResult, LastAssistantText: out.LastAssistantText,
+		Verify: out.Verify, Turns: out.Turns, TrimmedTurns: out.TrimmedTurns, Timeouts: out.Timeouts,
+		ContextWindowSource: p.windowSource, Ended: transcript.FormatTime(time.Now()), Usage: out.Usage,
+		WatchdogViolation: watchdog, WatchdogViolationKind: watchdogKind,
+	}
 	pause.At(pause.RunJSON)
-	if _, err := transcript.MergeRecord(rec.dir, fields); err != nil {
+	if _, err := transcript.Patch(rec.dir, fields, files); err != nil {
 		lost = addLost(lost, "run.json", err)
 		finalizeError = finalizeErrorOf(finErr, lost)
 	}
@@ -233,10 +229,6 @@ func (r *Runner) evidenceLost(payload *Payload, lost []string) {
 	}
 	payload.FinalizeError = present(&s)
 }
-
-// exportFields are the run.json fields a finalize (or `runs export`)
-// sets from what it found.
-func exportFields(fin *sandbox.Finalization) transcript.Record { return fin.RecordFields() }
 
 func nonNil(s []string) []string {
 	if s == nil {

@@ -94,8 +94,8 @@ func WaitRun(ctx context.Context, runDir string) error {
 			return fmt.Errorf("run dir %s: %w", runDir, err)
 		}
 		// A run 0.9.1 started has no lock; its recorded process decides.
-		rec, _ := transcript.ReadRecord(runDir)
-		alive, err := priorAlive(runDir, rec)
+		rf, _ := transcript.ReadRun(runDir) // unreadable: no recorded process
+		alive, err := priorAlive(runDir, rf.Record)
 		if err != nil {
 			return err
 		}

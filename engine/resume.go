@@ -67,8 +67,7 @@ type resumePlan struct {
 	priorLive *transcript.LivenessLock
 	// resumedBy is what the prior's run.json held under resumed_by
 	// before (nil: nothing), to put back if the new run is refused.
-	resumedBy any
-	hadBy     bool
+	resumedBy *string
 }
 
 // Resume continues an ended run in its worktree with a new run (RE-*): the
@@ -253,7 +252,7 @@ type PriorRecord struct {
 	// VerifyCommand is verify_command, else the recorded verify.command.
 	VerifyCommand               string
 	VerifyRounds, VerifyTimeout *int
-	Record                      transcript.Record
+	Record                      transcript.RunRecord
 }
 
 // ReadPriorRecord reads and checks the run.json of the run in dir (RE-2):
@@ -262,43 +261,35 @@ type PriorRecord struct {
 // first run_start; turns, when missing, from its last run_end.
 func ReadPriorRecord(dir string) (*PriorRecord, error) {
 	slug := filepath.Base(dir)
-	rec, err := transcript.ReadRecord(dir)
+	rf, err := transcript.ReadRun(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, refuse("", "run '%s' has no run.json in %s", slug, dir)
 		}
 		return nil, refuse("", "%v", err)
 	}
-	pr := &PriorRecord{Record: rec}
-	var status string
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{
-		{"slug", &pr.Slug},
-		{"repo", &pr.Repo},
-		{"worktree", &pr.Worktree},
-		{"branch", &pr.Branch},
-		{"base_commit", &pr.BaseCommit},
-		{"sandbox", &pr.Sandbox},
-		{"status", &status},
+	rec := rf.Record
+	pr := &PriorRecord{
+		Record: rec, Slug: rec.Slug, Repo: rec.Repo, Worktree: rec.Worktree, Branch: rec.Branch,
+		BaseCommit: rec.BaseCommit, Sandbox: rec.Sandbox, Status: rec.Status,
+	}
+	for _, f := range []struct{ key, val string }{
+		{"slug", pr.Slug},
+		{"repo", pr.Repo},
+		{"worktree", pr.Worktree},
+		{"branch", pr.Branch},
+		{"base_commit", pr.BaseCommit},
+		{"sandbox", pr.Sandbox},
+		{"status", string(pr.Status)},
 	} {
-		v, ok := rec.String(f.key)
-		if !ok {
+		if f.val == "" { // absent, null, or not a string
 			return nil, refuse("", "run.json of '%s' is missing '%s'", slug, f.key)
 		}
-		*f.dst = v
 	}
-	pr.Status = transcript.Status(status)
 	if pr.Sandbox != "docker" && pr.Sandbox != "none" {
 		return nil, refuse("", "run.json of '%s' records an unknown sandbox '%s'", slug, pr.Sandbox)
 	}
-	pr.Task, _ = rec.String("task")
-	pr.Model, _ = rec.String("model")
-	if n, ok := rec.Int("turns"); ok {
-		t := int(n)
-		pr.Turns = &t
-	}
+	pr.Task, pr.Model, pr.Turns = rec.Task, rec.Model, rec.Turns
 	if pr.Task == "" || pr.Model == "" || pr.Turns == nil {
 		start, end := transcriptEnds(filepath.Join(dir, transcript.TranscriptName))
 		if pr.Task == "" || pr.Model == "" {
@@ -317,27 +308,16 @@ func ReadPriorRecord(dir string) (*PriorRecord, error) {
 			pr.Turns = &t
 		}
 	}
-	pr.Provider, _ = rec.String("provider")
+	pr.Provider = rec.Provider
 	if pr.Provider == "" {
 		pr.Provider = "openai"
 	}
-	pr.Image, _ = rec.String("image")
-	pr.AllowCommit, _ = rec.Bool("allow_commit")
-	pr.VerifyCommand, _ = rec.String("verify_command")
-	if pr.VerifyCommand == "" {
-		if v, ok := rec["verify"].(map[string]any); ok {
-			pr.VerifyCommand, _ = v["command"].(string)
-		}
+	pr.Image, pr.AllowCommit = orEmpty(rec.Image), rec.AllowCommit
+	pr.VerifyCommand = orEmpty(rec.VerifyCommand)
+	if pr.VerifyCommand == "" && rec.Verify != nil {
+		pr.VerifyCommand = rec.Verify.Command
 	}
-	for _, f := range []struct {
-		key string
-		dst **int
-	}{{"verify_rounds", &pr.VerifyRounds}, {"verify_timeout", &pr.VerifyTimeout}} {
-		if n, ok := rec.Int(f.key); ok {
-			v := int(n)
-			*f.dst = &v
-		}
-	}
+	pr.VerifyRounds, pr.VerifyTimeout = rec.VerifyRounds, rec.VerifyTimeout
 	return pr, nil
 }
 

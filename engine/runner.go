@@ -340,12 +340,15 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 		return nil, refuse("", "%v", err)
 	}
 	start := r.startRecord(p, slug, planned)
-	start["base_branch"] = p.baseBranch(ctx)
+	start.BaseBranch = p.baseBranch(ctx)
 	if p.resume != nil {
 		// A resume merges where the run it continues would.
-		start["base_branch"] = p.resume.prior.Record["base_branch"]
+		start.BaseBranch = nil
+		if b := p.resume.prior.Record.BaseBranch; b != "" {
+			start.BaseBranch = &b
+		}
 	}
-	if err := transcript.WriteRecord(runDir, start); err != nil {
+	if err := transcript.CreateRun(runDir, start); err != nil {
 		_ = os.RemoveAll(runDir)
 		return nil, refuse("", "write run.json: %v", err)
 	}
@@ -368,8 +371,8 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 		_ = os.RemoveAll(runDir)
 	}
 	if lane.Worktree != planned.Worktree || lane.Branch != planned.Branch || lane.BaseCommit != planned.BaseCommit {
-		if _, err := transcript.MergeRecord(runDir, transcript.Record{
-			"worktree": lane.Worktree, "branch": lane.Branch, "base_commit": lane.BaseCommit,
+		if _, err := transcript.Patch(runDir, transcript.LaneFields{
+			Worktree: lane.Worktree, Branch: lane.Branch, BaseCommit: lane.BaseCommit,
 		}); err != nil {
 			rollback()
 			return nil, refuse("", "write run.json: %v", err)

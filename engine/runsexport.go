@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 
@@ -89,23 +88,20 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 		}
 	}
 	res := &ExportResult{Slug: slug, Worktree: cfg.Worktree, Status: fin.ExportStatus, OK: fin.ExportStatus == "ok", Fin: fin}
-	updated, err := transcript.UpdateRecord(dir, func(r transcript.Record) error {
-		maps.Copy(r, exportFields(&fin))
-		p, _ := r.String("status")
-		prev := transcript.Status(p)
-		switch {
-		case res.OK && (prev == "" || prev == "running" || prev == transcript.StatusExportFailed):
-			r["status"] = transcript.StatusCompleted
-		case !res.OK && (prev == "" || prev == "running" || prev == transcript.StatusCompleted):
-			r["status"] = transcript.StatusExportFailed
+	updated, err := transcript.UpdateRun(dir, func(r transcript.RunRecord) ([]any, error) {
+		fields := []any{transcript.ExportFieldsOf(&fin)}
+		switch prev := r.Status; {
+		case res.OK && (prev == "" || prev == transcript.StatusRunning || prev == transcript.StatusExportFailed):
+			fields = append(fields, transcript.StatusFields{Status: transcript.StatusCompleted})
+		case !res.OK && (prev == "" || prev == transcript.StatusRunning || prev == transcript.StatusCompleted):
+			fields = append(fields, transcript.StatusFields{Status: transcript.StatusExportFailed})
 		}
-		return nil
+		return fields, nil
 	})
 	if err != nil {
 		return res, fmt.Errorf("exported, but run.json of '%s' was not updated: %w", slug, err)
 	}
-	status, _ := updated.String("status")
-	res.RunStatus = transcript.Status(status)
+	res.RunStatus = updated.Status
 	return res, nil
 }
 
@@ -147,12 +143,12 @@ func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (docke
 	if err != nil {
 		return refuse("%v", err)
 	}
-	rec, err := transcript.ReadRecord(dir)
+	rf, err := transcript.ReadRun(dir)
 	if err != nil {
 		return refuse("read run.json of '%s': %v", slug, err)
 	}
-	str := func(k string) string { s, _ := rec[k].(string); return s }
-	if str("sandbox") != "docker" {
+	rec := rf.Record
+	if rec.Sandbox != "docker" {
 		return refuse("'%s' is not a docker-sandbox run", slug)
 	}
 	switch alive, err := priorAlive(dir, rec); {
@@ -161,21 +157,21 @@ func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (docke
 	case alive:
 		return refuse("'%s' is still running", slug)
 	}
-	volume, worktree := str("volume"), str("worktree")
+	volume, worktree := orEmpty(rec.Volume), rec.Worktree
 	if volume == "" {
 		return refuse("'%s' has no volume recorded", slug)
 	}
 	if reason := pristine(worktree); reason != "" {
 		return refuse("worktree of '%s' %s", slug, reason)
 	}
-	repoRoot, base := str("repo"), str("base_commit")
+	repoRoot, base := rec.Repo, rec.BaseCommit
 	if _, err := gitops.New().Run(ctx, gitops.Call{Dir: repoRoot, Args: []string{"cat-file", "-e", base + "^{commit}"}}); err != nil {
 		return refuse("the base commit %s of '%s' cannot be read from %s: %v", base, slug, repoRoot, err)
 	}
 	if err := checkExportLane(ctx, repoRoot, base, worktree); err != nil {
 		return refuse("worktree of '%s' %s: %v (an export writes only into a worktree holding its .git file and at most the base tree)", slug, worktree, err)
 	}
-	image := str("image")
+	image := orEmpty(rec.Image)
 	if image == "" {
 		image = opts.DefaultImage
 	}

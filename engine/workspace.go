@@ -62,7 +62,7 @@ func (r *Runner) openWorkspace(ctx context.Context, p *prepared, rec *record, sl
 		Trace:           r.mark,
 		OnJailStarted: func(info any) {
 			// What the jail set up, beside the probe's view in run_start.
-			_, _ = transcript.MergeRecord(rec.dir, transcript.Record{"jail": info})
+			_, _ = transcript.Patch(rec.dir, transcript.JailFields{Jail: info})
 		},
 		UserSiteCache: p.userSiteCache,
 		OnBaseline:    rec.sealBaseline,

@@ -291,7 +291,7 @@ func (e Setup) normalized() Event {
 // `runs export`) found. They are defined here once and carried everywhere
 // they appear: a workspace's finalize returns them (sandbox.Finalization is
 // this type), run_end carries them inline, run.json stores them (see
-// RecordFields) and the runs store reads them back.
+// ExportFieldsOf) and the runs store reads them back.
 type Artifacts struct {
 	DiffStat              string   `json:"diff_stat"`
 	Untracked             string   `json:"untracked"` // "" in docker mode
@@ -341,27 +341,6 @@ type Egress struct {
 	// LogTruncated is set when the log reached its cap and later
 	// decisions were only counted.
 	LogTruncated bool `json:"log_truncated"`
-}
-
-// RecordFields are the run.json keys a finalize or an export sets from a:
-// every field but untracked (run_end only) and the watchdog's pair (set by
-// the run's end alone), lists never null; egress only when the run had a
-// proxy.
-func (a *Artifacts) RecordFields() Record {
-	rec := Record{
-		"diff_stat": a.DiffStat, "export_status": a.ExportStatus, "patch_path": a.PatchPath,
-		"worktree_bytes": a.WorktreeBytes, "worktree_files": a.WorktreeFiles,
-		"escaping_symlinks": nonNilStrings(a.EscapingSymlinks), "dropped_git_entries": nonNilStrings(a.DroppedGitEntries),
-		"skipped_special_entries": nonNilStrings(a.SkippedSpecialEntries),
-		"unexported_entries":      nonNilStrings(a.UnexportedEntries),
-		"files_changed":           nonNilStrings(a.FilesChanged), "files_changed_truncated": a.FilesChangedTruncated,
-		"ignored_changes": nonNilSlice(a.IgnoredChanges), "mode_changes": nonNilSlice(a.ModeChanges),
-		"tree_hash": a.TreeHash,
-	}
-	if a.Egress != nil {
-		rec["egress"] = a.Egress
-	}
-	return rec
 }
 
 // RunEnd is the last line of a run the runner finished, whatever its status.

@@ -118,18 +118,9 @@ func ReadRecord(runDir string) (Record, error) {
 	if err != nil {
 		return nil, corruptRecord(slug, path, "cannot read it", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, corruptRecord(slug, path, "invalid JSON", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, corruptRecord(slug, path, "unexpected data after the JSON object", nil)
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, corruptRecord(slug, path, fmt.Sprintf("not a JSON object (found %s)", jsonKind(v)), nil)
+	obj, err := decodeObject(data)
+	if err != nil {
+		return nil, corruptRecord(slug, path, err.Error(), nil)
 	}
 	return Record(obj), nil
 }

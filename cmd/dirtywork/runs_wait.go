@@ -116,14 +116,14 @@ func deadRunObject(dir, slug string) map[string]any {
 	if _, err := os.Lstat(filepath.Join(dir, transcript.TranscriptName)); err == nil {
 		obj["transcript"] = filepath.Join(dir, transcript.TranscriptName)
 	}
-	rec, err := transcript.ReadRecord(dir)
+	rf, err := transcript.ReadRun(dir)
 	if err != nil {
 		obj["error"] = "the run ended without a result, and its run.json cannot be read: " + err.Error()
 		return obj
 	}
-	for _, k := range []string{"status", "worktree", "branch"} {
-		if s, ok := rec.String(k); ok {
-			obj[k] = s
+	for k, v := range map[string]string{"status": string(rf.Record.Status), "worktree": rf.Record.Worktree, "branch": rf.Record.Branch} {
+		if v != "" {
+			obj[k] = v
 		}
 	}
 	if obj["status"] == "running" {

@@ -77,7 +77,7 @@ func (s *Store) Accept(ctx context.Context, slug string, opts AcceptOptions) (*A
 	if reviewer == "" {
 		reviewer = s.reviewer(ctx, run)
 	}
-	extra := transcript.Record{"accepted_commit": res.Commit, "accepted_files": res.Files, "accepted_at": transcript.FormatTime(s.now())}
+	extra := transcript.AcceptFields{AcceptedCommit: res.Commit, AcceptedFiles: res.Files, AcceptedAt: transcript.FormatTime(s.now())}
 	v, err := s.recordVerdict(run, VerdictOptions{Verdict: transcript.VerdictAccept, Note: opts.Note, ReviewSeconds: opts.ReviewSeconds}, reviewer, extra)
 	if err != nil {
 		return res, fmt.Errorf("committed %s, but: %w", res.Commit, err)

@@ -460,11 +460,11 @@ func (s *Store) quarantineCrashed(run *Run) ([]string, error) {
 	if run.Record.Status != transcript.StatusRunning || run.Record.Sandbox == "docker" {
 		return nil, nil
 	}
-	raw, err := transcript.ReadRecord(run.Dir)
+	rf, err := transcript.ReadRun(run.Dir)
 	if err != nil {
 		return nil, err
 	}
-	return engine.QuarantineCrashedTree(run.Dir, raw)
+	return engine.QuarantineCrashedTree(run.Dir, rf.Record)
 }
 
 // worktreeGone handles a worktree deleted by hand: prune, and delete the
@@ -518,7 +518,7 @@ func (c *cleaner) parkWork(ctx context.Context, repo, commit string) bool {
 	}
 	c.act("parked", "%s", how)
 	c.res.Parked = ParkedRef(c.run.Slug)
-	if _, err := transcript.MergeRecord(c.run.Dir, transcript.Record{"parked_ref": c.res.Parked}); err != nil {
+	if _, err := transcript.Patch(c.run.Dir, transcript.ParkedFields{ParkedRef: c.res.Parked}); err != nil {
 		// The work is parked all the same; the line above names the ref.
 		c.act("unrecorded", "run.json does not name %s: %v", c.res.Parked, err)
 	}

@@ -32,11 +32,11 @@ func (r *Run) Strict() error {
 // worded for the use), then the lane is opened as the store's other verbs
 // open it.
 func (s *Store) Guard(ctx context.Context, run *Run, use engine.PriorUse) (*lane, error) {
-	raw, err := transcript.ReadRecord(run.Dir)
+	rf, err := transcript.ReadRun(run.Dir) // afresh: the run may have moved on since it was listed
 	if err != nil {
 		return nil, err
 	}
-	if _, err := engine.GuardPriorRun(ctx, run.Dir, raw, use); err != nil {
+	if _, err := engine.GuardPriorRun(ctx, run.Dir, rf.Record, use); err != nil {
 		return nil, err
 	}
 	return s.openLane(ctx, run)

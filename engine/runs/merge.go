@@ -320,8 +320,8 @@ func (s *Store) broughtRisks(ctx context.Context, repo, into, merged string) []R
 }
 
 func (s *Store) recordMerge(run *Run, res *MergeResult) error {
-	_, err := transcript.MergeRecord(run.Dir, transcript.Record{
-		"merged_into": res.Into, "merge_commit": res.Commit, "merged_at": transcript.FormatTime(s.now()),
+	_, err := transcript.Patch(run.Dir, transcript.MergeFields{
+		MergedInto: res.Into, MergeCommit: res.Commit, MergedAt: transcript.FormatTime(s.now()),
 	})
 	if err != nil {
 		return fmt.Errorf("merged '%s' as %s, but: %w", run.Slug, res.Commit, err)

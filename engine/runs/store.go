@@ -107,7 +107,7 @@ var (
 
 // Get looks a run up: slug → run dir → record → alive. A bad slug matches
 // ErrInvalidSlug, an absent run ErrNoSuchRun, and an unreadable run.json is
-// a *CorruptError.
+// matches transcript.ErrCorruptRecord.
 func (s *Store) Get(slug string) (*Run, error) {
 	dir, err := transcript.FindRunDir(s.root, slug)
 	if err != nil {
@@ -143,7 +143,7 @@ func (s *Store) load(slug, dir string) *Run {
 // liveness file), it is recorded as running and its host_pid is still the
 // run's process (transcript.LegacyAlive). rec is nil when run.json could
 // not be read.
-func runAlive(dir string, rec *Record) bool {
+func runAlive(dir string, rec *transcript.RunRecord) bool {
 	alive, err := transcript.IsAlive(dir)
 	if err != nil {
 		return false

@@ -57,23 +57,16 @@ func (s *Store) Verdict(ctx context.Context, slug string, opts VerdictOptions) (
 
 // recordVerdict writes the verdict fields, plus extra, in one locked
 // update.
-func (s *Store) recordVerdict(run *Run, opts VerdictOptions, reviewer string, extra transcript.Record) (*VerdictResult, error) {
+func (s *Store) recordVerdict(run *Run, opts VerdictOptions, reviewer string, extra ...any) (*VerdictResult, error) {
 	at := s.now()
 	res := &VerdictResult{Slug: run.Slug, Verdict: opts.Verdict, VerdictAt: transcript.FormatTime(at), Reviewer: reviewer}
-	_, err := transcript.UpdateRecord(run.Dir, func(rec transcript.Record) error {
+	_, err := transcript.UpdateRun(run.Dir, func(rec transcript.RunRecord) ([]any, error) {
 		pause.At(pause.Verdict) // read under the lock, not yet written
-		ended, _ := rec.String("ended")
-		res.TimeToVerdictS = secondsSince(ended, at)
-		rec["verdict"] = string(opts.Verdict)
-		rec["note"] = opts.Note
-		rec["verdict_at"] = res.VerdictAt
-		rec["review_seconds"] = opts.ReviewSeconds
-		rec["time_to_verdict_s"] = res.TimeToVerdictS
-		rec["reviewer"] = reviewer
-		for k, v := range extra {
-			rec[k] = v
-		}
-		return nil
+		res.TimeToVerdictS = secondsSince(rec.Ended, at)
+		return append([]any{transcript.VerdictFields{
+			Verdict: opts.Verdict, Note: opts.Note, VerdictAt: res.VerdictAt, ReviewSeconds: opts.ReviewSeconds,
+			TimeToVerdictS: res.TimeToVerdictS, Reviewer: reviewer,
+		}}, extra...), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("record the verdict of '%s': %w", run.Slug, err)

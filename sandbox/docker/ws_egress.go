@@ -281,7 +281,7 @@ func (w *Workspace) recordEgress() error {
 	if s == nil {
 		return nil
 	}
-	if _, err := transcript.MergeRecord(w.cfg.RunDir, transcript.Record{"egress": s}); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if _, err := transcript.Patch(w.cfg.RunDir, transcript.EgressFields{Egress: s}); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("record the egress summary: %w", err)
 	}
 	return nil

@@ -105,7 +105,7 @@ func (w *Workspace) stopEgress() error {
 		errs = append(errs, err)
 	}
 	s := e.rec.Summary()
-	if _, err := transcript.MergeRecord(w.cfg.RunDir, transcript.Record{"egress": s}); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if _, err := transcript.Patch(w.cfg.RunDir, transcript.EgressFields{Egress: &s}); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, fmt.Errorf("record the egress summary: %w", err))
 	}
 	return errors.Join(errs...)
