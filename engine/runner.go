@@ -2,12 +2,10 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -22,7 +20,6 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/sandbox/host"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
-	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -258,196 +255,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// execute creates the run record, the lane and the workspace, runs the
-// loop and finalizes.
-func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, err error) {
-	// A panic anywhere past preflight still ends with one result: the
-	// failure payload once the run record exists, a refusal before.
-	var (
-		st   *record
-		slug string
-		lane gitops.Lane
-		tw   *transcript.Writer
-	)
-	onPanic := func() {
-		v := recover()
-		if v == nil {
-			return
-		}
-		msg := fmt.Sprintf("unexpected error: %v", v)
-		fmt.Fprintf(r.Stderr, "error: %s\n%s", msg, debug.Stack())
-		if st == nil {
-			payload, err = nil, refuse("", "%s", msg)
-			return
-		}
-		payload, err = st.failure(p, slug, lane, tw, transcript.StatusModelError, msg, nil), nil
-	}
-	// Registered again once the transcript is open, so that one runs
-	// first (deferred calls run last-in first-out) and can still write
-	// run_end; whichever runs first stops the panic.
-	defer onPanic()
-	spec := p.spec
-	slugTask := spec.Task
-	if p.resume != nil {
-		slugTask = p.resume.slugTask // the task's own words, not the resume's
-	}
-	slug, err = transcript.NewSlug(slugTask, r.now(), r.slugSalt)
-	if err != nil {
-		return nil, refuse("", "make a run slug: %v", err)
-	}
-	p.slug = slug
-	runsRoot, err := transcript.EnsureRunsRoot()
-	if err != nil {
-		return nil, refuse("", "%v", err)
-	}
-	if spec.Sandbox != "docker" {
-		// The jail needs python's answer; asking can take longer than
-		// making the worktree: ask now, from where the jail's start will.
-		p.userSiteCache = filepath.Join(filepath.Dir(runsRoot), "cache", "python-user-site.json")
-		host.PrewarmPythonUserSite(os.Environ(), runsRoot, p.userSiteCache)
-	}
-	runDir, err := transcript.CreateRunDir(runsRoot, slug)
-	if err != nil {
-		return nil, refuse("", "%v", err)
-	}
-	rec := &record{dir: runDir}
-	st = rec
-	live, err := transcript.AcquireLiveness(runDir)
-	if err != nil {
-		_ = os.RemoveAll(runDir)
-		return nil, refuse("", "%v", err)
-	}
-	defer func() { _ = live.Release() }()
-	// The result is kept before the liveness lock goes (deferred calls run
-	// last-in first-out, after the transcript and the sandbox are closed):
-	// whoever sees the run no longer alive finds its result, or knows it
-	// died without one.
-	defer func() {
-		p.waitStashGone()
-		if payload != nil {
-			r.keep(runDir, payload)
-		}
-	}()
-
-	r.mark("run_record")
-	// run.json comes before the lane, so a crash at any later moment leaves
-	// a record naming the repository, worktree and branch the run uses.
-	planned, err := r.plannedLane(p, slug)
-	if err != nil {
-		_ = os.RemoveAll(runDir)
-		return nil, refuse("", "%v", err)
-	}
-	start := r.startRecord(p, slug, planned)
-	start.BaseBranch = p.baseBranch(ctx)
-	if p.resume != nil {
-		// A resume merges where the run it continues would.
-		start.BaseBranch = nil
-		if b := p.resume.prior.Record.BaseBranch; b != "" {
-			start.BaseBranch = &b
-		}
-	}
-	if err := transcript.CreateRun(runDir, start); err != nil {
-		_ = os.RemoveAll(runDir)
-		return nil, refuse("", "write run.json: %v", err)
-	}
-	// The first model request goes out now, while the lane and the
-	// sandbox are made (or, when another ref decides the base, once the
-	// lane says which commit it is).
-	loop := r.newLoop(p)
-	defer loop.Discard()
-	first := r.prefetchFirst(ctx, p, planned, loop)
-	var closeLane func()
-	lane, closeLane, err = r.openLane(ctx, p, slug)
-	if err != nil {
-		_ = os.RemoveAll(runDir)
-		return nil, refuse("", "%v", err)
-	}
-	pause.At(pause.Lane)
-	rollback := func() {
-		closeLane()
-		r.undoResumedBy(p, slug)
-		_ = os.RemoveAll(runDir)
-	}
-	if lane.Worktree != planned.Worktree || lane.Branch != planned.Branch || lane.BaseCommit != planned.BaseCommit {
-		if _, err := transcript.Patch(runDir, transcript.LaneFields{
-			Worktree: lane.Worktree, Branch: lane.Branch, BaseCommit: lane.BaseCommit,
-		}); err != nil {
-			rollback()
-			return nil, refuse("", "write run.json: %v", err)
-		}
-	}
-	if err := r.markResumedBy(p, slug); err != nil {
-		rollback()
-		return nil, refuse("", "%v", err)
-	}
-
-	r.mark("lane")
-	if first == nil {
-		first = r.prefetchFirst(ctx, p, lane, loop)
-	}
-	fmt.Fprintf(r.Stderr, "worktree:   %s\n", lane.Worktree)
-	announced := r.OnStarted != nil
-	if announced {
-		r.OnStarted(Started{
-			Slug: slug, RunDir: runDir, Transcript: filepath.Join(runDir, transcript.TranscriptName), PID: os.Getpid(),
-		})
-	}
-
-	events := &sandboxEvents{}
-	op, err := r.openWorkspace(ctx, p, rec, slug, lane, events)
-	if err != nil {
-		var pe *PreflightError
-		if errors.As(err, &pe) && !announced {
-			rollback()
-			return nil, pe
-		}
-		if errors.As(err, &pe) {
-			// A run already announced never vanishes: the refusal is its
-			// setup failure.
-			err = errors.New(strings.TrimSpace(pe.Msg + "; " + pe.Hint))
-		}
-		// A setup failure: the run exists, but its sandbox never started
-		// (E-18). The record stays; the empty lane goes.
-		closeLane()
-		if ctx.Err() != nil {
-			return rec.failure(p, slug, lane, nil, transcript.StatusInterrupted, "", nil), nil
-		}
-		return rec.failure(p, slug, lane, nil, transcript.StatusSandboxError, err.Error(), nil), nil
-	}
-	ws := op.ws
-	defer func() { _ = ws.Close() }()
-	r.mark("workspace")
-
-	tw, err = transcript.Create(filepath.Join(runDir, transcript.TranscriptName))
-	if err != nil {
-		return r.failAfterStart(ctx, p, rec, slug, lane, op, transcript.StatusModelError,
-			"unexpected error: create transcript: "+err.Error()), nil
-	}
-	defer func() { _ = tw.Close() }()
-	defer onPanic()
-	pause.At(pause.Transcript)
-	fmt.Fprintf(r.Stderr, "transcript: %s\n", tw.Path())
-
-	if first == nil || first.base != lane.BaseCommit {
-		first = r.firstTurn(ctx, p, lane.BaseCommit)
-	}
-	if first.convErr != nil {
-		r.warnf("cannot read the repository's conventions: %v", first.convErr)
-	}
-	// A prefetched request made for another root is dropped by the loop.
-	system := SystemPrompt(ws.DisplayRoot(), first.conv.Name, first.conv.Text, spec.AllowCommit)
-
-	_ = tw.Write(r.runStart(p, lane, op.settings))
-	events.attach(tw)
-	r.mark("run_start")
-	if b, ok := ws.(interface{ Begin() }); ok {
-		// The host jail starts while the first request is out.
-		b.Begin()
-	}
-	out, fin, finErr := r.loopAndFinalize(ctx, p, loop, ws, op.guard(lane), tw, system)
-	return rec.finish(r, p, lane, tw, out, fin, finErr, events.setupRecord()), nil
 }
 
 // loopAndFinalize runs the loop and then finalize, whatever the loop's

@@ -479,19 +479,27 @@ func TestRunInDocker(t *testing.T) {
 		}
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
-		// The loop asks the model only once the container runs; the bash
-		// call follows the first reply.
-		waitFor(t, func() bool {
+		// The model is asked while the container starts; the bash call
+		// follows the first reply and runs in the container. Wait for
+		// both, however long a busy machine takes.
+		var container string
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
 			select {
 			case <-done:
 				t.Fatalf("dirtywork ended before its loop ran:\n%s", errOut.String())
 			default:
 			}
-			return len(d.srv.ChatRequests()) >= 1
-		})
-		container := "/containers/dw-" + d.slug() + "/json"
-		if !running(t, container) {
-			t.Fatalf("container %s does not run while the run is in its loop", container)
+			if slug := d.slug(); slug != "" && len(d.srv.ChatRequests()) >= 1 {
+				container = "/containers/dw-" + slug + "/json"
+				if running(t, container) {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the run's container was not running 2 min after the start:\n%s", errOut.String())
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -500,7 +508,7 @@ func TestRunInDocker(t *testing.T) {
 		// Gone, or stopped for good: either way nothing of the worker runs
 		// on. (The workspace leaves a stopped container for cleanup to
 		// find by its labels.)
-		deadline := time.Now().Add(5 * time.Second)
+		deadline = time.Now().Add(5 * time.Second)
 		for running(t, container) {
 			if time.Now().After(deadline) {
 				t.Fatalf("the container still runs 5 s after dirtywork was killed")

@@ -65,62 +65,117 @@ type ReconcileReport struct {
 // live run, and judges only objects labelled with a repository it looks
 // at (a run of another runs root has no record here and may be alive).
 func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*ReconcileReport, error) {
-	rep := &ReconcileReport{Orphans: []Orphan{}, Cleaned: []*CleanResult{}, Removed: []string{}, Failed: []string{}, DryRun: opts.DryRun}
-	list, err := s.List(ctx, ListOptions{Leftovers: true})
-	if err != nil {
+	rc := &reconciliation{
+		s: s, rep: &ReconcileReport{Orphans: []Orphan{}, Cleaned: []*CleanResult{}, Removed: []string{}, Failed: []string{}, DryRun: opts.DryRun},
+		bySlug: map[string]*Run{}, repos: map[string]bool{}, crashed: map[string]bool{}, ours: map[string]bool{},
+		reapVols: map[string]string{}, emptying: map[string]bool{},
+	}
+	if err := rc.listRuns(ctx, opts.Repos); err != nil {
 		return nil, err
 	}
-	bySlug := map[string]*Run{}
-	repos := map[string]bool{}
-	for _, r := range list {
-		bySlug[r.Slug] = r
-		if r.Err == nil && r.Record.Repo != "" {
-			repos[resolved(r.Record.Repo)] = true
-		}
+	rc.crashedRuns()
+	rc.listDocker(ctx)
+	rc.reapMarkers()
+	rc.containers()
+	rc.volumes()
+	rc.volumeStores(ctx)
+	rc.repositories(ctx)
+	sort.SliceStable(rc.rep.Orphans, func(i, j int) bool { return rc.rep.Orphans[i].Kind < rc.rep.Orphans[j].Kind })
+	if !opts.DryRun {
+		rc.act(ctx)
 	}
-	for _, r := range opts.Repos {
-		repo, err := s.git.ResolveRepo(ctx, r)
-		if err != nil {
-			return nil, fmt.Errorf("reconcile %s: %w", r, err)
-		}
-		repos[repo.Root] = true
-	}
+	return rc.rep, nil
+}
 
-	// Crashed runs first: their cleanup takes their objects with them.
-	crashed := map[string]bool{}
+// reconciliation is one Reconcile, in phases: what the runs root and the
+// repositories hold, what docker holds, each kind of leftover judged, then
+// the actions.
+type reconciliation struct {
+	s      *Store
+	rep    *ReconcileReport
+	list   []*Run
+	bySlug map[string]*Run
+	repos  map[string]bool // the repositories looked at, resolved
+	// crashed are the runs whose own cleanup takes their leftovers.
+	crashed map[string]bool
+	// ours are the repository labels of the repositories looked at.
+	ours      map[string]bool
+	cs        []docker.Labelled
+	vs        []docker.Labelled
+	dockerErr error
+	// reapVols are the volumes an exited reap marker names, with its run's
+	// slug; emptying those a marker still works on.
+	reapVols map[string]string
+	emptying map[string]bool
+}
+
+// listRuns reads the runs root and resolves the repositories to look at.
+func (rc *reconciliation) listRuns(ctx context.Context, extra []string) error {
+	list, err := rc.s.List(ctx, ListOptions{Leftovers: true})
+	if err != nil {
+		return err
+	}
+	rc.list = list
 	for _, r := range list {
+		rc.bySlug[r.Slug] = r
+		if r.Err == nil && r.Record.Repo != "" {
+			rc.repos[resolved(r.Record.Repo)] = true
+		}
+	}
+	for _, r := range extra {
+		repo, err := rc.s.git.ResolveRepo(ctx, r)
+		if err != nil {
+			return fmt.Errorf("reconcile %s: %w", r, err)
+		}
+		rc.repos[repo.Root] = true
+	}
+	return nil
+}
+
+// crashedRuns come first: their cleanup takes their objects with them.
+func (rc *reconciliation) crashedRuns() {
+	for _, r := range rc.list {
 		if r.Err != nil || !r.Crashed() || !hasLeftovers(r) {
 			continue
 		}
-		crashed[r.Slug] = true
-		rep.Orphans = append(rep.Orphans, Orphan{
+		rc.crashed[r.Slug] = true
+		rc.rep.Orphans = append(rc.rep.Orphans, Orphan{
 			Kind: "crashed-run", Name: r.Slug, Slug: r.Slug, Action: "clean",
 			Detail: "recorded as running, its process is gone: leftovers removed, work parked under " + ParkedRef(r.Slug) + ", record kept",
 		})
 	}
+}
 
-	// Only objects of the repositories looked at are ours to judge: a run
-	// of another runs root (another DIRTYWORK_HOME) has no record here and
-	// may well be alive.
-	ours := map[string]bool{}
-	for repo := range repos {
-		ours[docker.RepoLabel(repo)] = true
+// listDocker lists the labelled containers and volumes. Only objects of
+// the repositories looked at are ours to judge: a run of another runs
+// root (another DIRTYWORK_HOME) has no record here and may well be alive.
+func (rc *reconciliation) listDocker(ctx context.Context) {
+	for repo := range rc.repos {
+		rc.ours[docker.RepoLabel(repo)] = true
 	}
-	cs, vs, derr := s.docker.ListLabelled(ctx)
-	if derr != nil {
-		rep.Failed = append(rep.Failed, "docker: "+derr.Error())
+	rc.cs, rc.vs, rc.dockerErr = rc.s.docker.ListLabelled(ctx)
+	if rc.dockerErr != nil {
+		rc.rep.Failed = append(rc.rep.Failed, "docker: "+rc.dockerErr.Error())
 	}
-	// Reap markers stand for volume removals a finished run handed off
-	// after its export succeeded: once a marker has exited 0 (its volume
-	// emptied), it and the volumes it names that carry its run's label
-	// go. One still running is emptying its volume; the next reaper takes
-	// it. One that exited otherwise, or never ran, left the volume as it
-	// was: it runs again.
-	reapVols := map[string]string{} // volume -> the slug of the exited marker naming it
-	emptying := map[string]bool{}   // volumes a marker still works on
-	for _, c := range cs {
+}
+
+// live reports a run that is alive, or recorded as running (a crash the
+// run's own cleanup handles).
+func (rc *reconciliation) live(slug string) bool {
+	run := rc.bySlug[slug]
+	return run != nil && (run.Alive || run.Record.Status == transcript.StatusRunning)
+}
+
+// reapMarkers judges the reap markers. They stand for volume removals a finished run handed off
+// after its export succeeded: once a marker has exited 0 (its volume
+// emptied), it and the volumes it names that carry its run's label
+// go. One still running is emptying its volume; the next reaper takes
+// it. One that exited otherwise, or never ran, left the volume as it
+// was: it runs again.
+func (rc *reconciliation) reapMarkers() {
+	for _, c := range rc.cs {
 		names, ok := c.Labels[docker.LabelReap]
-		if !ok || !ours[c.Labels[docker.LabelRepo]] || c.Run() == "" {
+		if !ok || !rc.ours[c.Labels[docker.LabelRepo]] || c.Run() == "" {
 			continue
 		}
 		running := c.State == "running" || c.State == "restarting" || c.State == "paused"
@@ -129,9 +184,9 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 			switch {
 			case v == "":
 			case done:
-				reapVols[v] = c.Run()
+				rc.reapVols[v] = c.Run()
 			default:
-				emptying[v] = true
+				rc.emptying[v] = true
 			}
 		}
 		o := Orphan{
@@ -145,19 +200,23 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 			o.Action, o.Detail = "retry", "a finished run's volume removal that did not empty its volume (the marker is "+c.State+
 				", not with exit code 0): the marker runs again, and the next reconcile or run finishes it"
 		}
-		rep.Orphans = append(rep.Orphans, o)
+		rc.rep.Orphans = append(rc.rep.Orphans, o)
 	}
-	for _, c := range cs {
+}
+
+// containers judges the run containers.
+func (rc *reconciliation) containers() {
+	for _, c := range rc.cs {
 		slug := c.Run()
-		run := bySlug[slug]
+		run := rc.bySlug[slug]
 		switch {
-		case !ours[c.Labels[docker.LabelRepo]]:
+		case !rc.ours[c.Labels[docker.LabelRepo]]:
 			continue
 		case c.Labels[docker.LabelReap] != "":
 			continue // a reap marker, judged above
-		case crashed[slug]:
+		case rc.crashed[slug]:
 			continue
-		case run != nil && (run.Alive || run.Record.Status == transcript.StatusRunning):
+		case rc.live(slug):
 			continue // live, or a crash the run's own cleanup handles
 		}
 		o := Orphan{Kind: "container", Name: c.Name, Slug: slug, Action: "remove", Detail: "container of a finished run"}
@@ -167,134 +226,142 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 				o.Action, o.Detail = "report", "a running container of a run with no record here (another runs root?): reported only"
 			}
 		}
-		rep.Orphans = append(rep.Orphans, o)
+		rc.rep.Orphans = append(rc.rep.Orphans, o)
 	}
-	for _, v := range vs {
+}
+
+// volumes judges the run volumes.
+func (rc *reconciliation) volumes() {
+	for _, v := range rc.vs {
 		slug := v.Run()
-		run := bySlug[slug]
-		reap := slug != "" && reapVols[v.Name] == slug
-		if !ours[v.Labels[docker.LabelRepo]] || emptying[v.Name] {
+		run := rc.bySlug[slug]
+		reap := slug != "" && rc.reapVols[v.Name] == slug
+		if !rc.ours[v.Labels[docker.LabelRepo]] || rc.emptying[v.Name] {
 			continue // not ours, or its marker is still emptying it
 		}
-		if !reap && (crashed[slug] || (run != nil && (run.Alive || run.Record.Status == transcript.StatusRunning))) {
+		if !reap && (rc.crashed[slug] || rc.live(slug)) {
 			continue
 		}
 		_, vols, _ := docker.RunObjectNames(slug)
 		tools := len(vols) == 2 && v.Name == vols[1]
 		switch {
 		case reap:
-			rep.Orphans = append(rep.Orphans, Orphan{
+			rc.rep.Orphans = append(rc.rep.Orphans, Orphan{
 				Kind: "volume", Name: v.Name, Slug: slug, Action: "remove",
 				Detail: "handed off by its run's reap marker: the run's export had succeeded",
 			})
 		case tools:
-			rep.Orphans = append(rep.Orphans, Orphan{
+			rc.rep.Orphans = append(rc.rep.Orphans, Orphan{
 				Kind: "volume", Name: v.Name, Slug: slug, Action: "remove",
 				Detail: "tools volume of a run that has ended (the tool server and base objects, no work)",
 			})
 		case run == nil:
-			rep.Orphans = append(rep.Orphans, Orphan{
+			rc.rep.Orphans = append(rc.rep.Orphans, Orphan{
 				Kind: "volume", Name: v.Name, Slug: slug, Action: "report",
 				Detail: "work volume with no run record: it may hold the only copy of a run's work",
 			})
 		default:
-			rep.Orphans = append(rep.Orphans, Orphan{
+			rc.rep.Orphans = append(rc.rep.Orphans, Orphan{
 				Kind: "volume", Name: v.Name, Slug: slug, Action: "report",
 				Detail: "work volume a finished run kept: 'dirtywork runs export " + slug + "' brings its tree out, 'runs clean' removes it",
 			})
 		}
 	}
+}
 
-	// The file systems of work volumes whose size the kernel held live
-	// in this home: one whose volume is gone (a run killed before it
-	// made its volume, a volume removed by hand) is removed with its
-	// loop devices, unless its run is alive (it is making the volume).
-	if derr == nil {
-		present := map[string]bool{}
-		for _, v := range vs {
-			present[v.Name] = true
-		}
-		stores, err := s.docker.VolumeStores(ctx)
-		if err != nil {
-			rep.Failed = append(rep.Failed, "volume stores: "+err.Error())
-		}
-		for _, st := range stores {
-			slug := strings.TrimSuffix(strings.TrimPrefix(st.Volume, "dw-"), "-work")
-			if present[st.Volume] || crashed[slug] || (bySlug[slug] != nil && bySlug[slug].Alive) {
-				continue // the volume's own removal takes it, or its run's cleanup
-			}
-			detail := "the file system of a work volume that no longer exists"
-			if len(st.Devices) > 0 {
-				detail += " (attached to " + strings.Join(st.Devices, ", ") + ")"
-			}
-			rep.Orphans = append(rep.Orphans, Orphan{Kind: "volume-store", Name: st.Volume, Slug: slug, Action: "remove", Detail: detail + ": " + st.Image})
-		}
+// volumeStores judges the file systems of work volumes whose size the
+// kernel held, which live in this home: one whose volume is gone (a run killed before it
+// made its volume, a volume removed by hand) is removed with its
+// loop devices, unless its run is alive (it is making the volume).
+func (rc *reconciliation) volumeStores(ctx context.Context) {
+	if rc.dockerErr != nil {
+		return
 	}
+	present := map[string]bool{}
+	for _, v := range rc.vs {
+		present[v.Name] = true
+	}
+	stores, err := rc.s.docker.VolumeStores(ctx)
+	if err != nil {
+		rc.rep.Failed = append(rc.rep.Failed, "volume stores: "+err.Error())
+	}
+	for _, st := range stores {
+		slug := strings.TrimSuffix(strings.TrimPrefix(st.Volume, "dw-"), "-work")
+		if present[st.Volume] || rc.crashed[slug] || (rc.bySlug[slug] != nil && rc.bySlug[slug].Alive) {
+			continue // the volume's own removal takes it, or its run's cleanup
+		}
+		detail := "the file system of a work volume that no longer exists"
+		if len(st.Devices) > 0 {
+			detail += " (attached to " + strings.Join(st.Devices, ", ") + ")"
+		}
+		rc.rep.Orphans = append(rc.rep.Orphans, Orphan{Kind: "volume-store", Name: st.Volume, Slug: slug, Action: "remove", Detail: detail + ": " + st.Image})
+	}
+}
 
+// repositories judges the lanes, worktrees and .worktrees/ directories
+// of the repositories looked at.
+func (rc *reconciliation) repositories(ctx context.Context) {
 	known := map[string]bool{} // resolved worktree paths of runs
-	for _, r := range list {
+	for _, r := range rc.list {
 		if r.Err == nil && r.Record.Worktree != "" {
 			known[resolved(r.Record.Worktree)] = true
 		}
 	}
-	for repo := range repos {
-		s.reconcileRepo(ctx, repo, bySlug, known, rep)
+	for repo := range rc.repos {
+		rc.s.reconcileRepo(ctx, repo, rc.bySlug, known, rc.rep)
 	}
-	sort.SliceStable(rep.Orphans, func(i, j int) bool { return rep.Orphans[i].Kind < rep.Orphans[j].Kind })
+}
 
-	if opts.DryRun {
-		return rep, nil
-	}
-	// The markers go first: a container, exited or not, keeps the volumes
-	// it mounts in use. The volumes of a marker that could not be removed
-	// wait for the next reaper.
-	orphans := slices.Clone(rep.Orphans)
+// act takes the actions the orphans call for. The markers go first: a container, exited or not, keeps the volumes
+// it mounts in use. The volumes of a marker that could not be removed
+// wait for the next reaper.
+func (rc *reconciliation) act(ctx context.Context) {
+	orphans := slices.Clone(rc.rep.Orphans)
 	markerStays := map[string]bool{}
 	sort.SliceStable(orphans, func(i, j int) bool { return orphans[i].Action == "reap" && orphans[j].Action != "reap" })
 	for _, o := range orphans {
-		if slug := reapVols[o.Name]; o.Kind == "volume" && slug != "" && markerStays[slug] {
+		if slug := rc.reapVols[o.Name]; o.Kind == "volume" && slug != "" && markerStays[slug] {
 			continue
 		}
 		switch o.Action {
 		case "reap":
-			if err := s.docker.RemoveContainer(ctx, o.Name, map[string]string{docker.LabelRun: o.Slug}); err != nil {
+			if err := rc.s.docker.RemoveContainer(ctx, o.Name, map[string]string{docker.LabelRun: o.Slug}); err != nil {
 				markerStays[o.Slug] = true
-				rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
+				rc.rep.Failed = append(rc.rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
 			} else {
-				rep.Removed = append(rep.Removed, o.Name)
+				rc.rep.Removed = append(rc.rep.Removed, o.Name)
 			}
 		case "retry":
-			if err := s.docker.StartContainer(ctx, o.Name, map[string]string{docker.LabelRun: o.Slug}); err != nil {
-				rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
+			if err := rc.s.docker.StartContainer(ctx, o.Name, map[string]string{docker.LabelRun: o.Slug}); err != nil {
+				rc.rep.Failed = append(rc.rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
 			}
 		case "clean":
-			rep.Cleaned = append(rep.Cleaned, s.Clean(ctx, o.Slug, CleanOptions{Force: true, KeepTranscript: true}))
+			rc.rep.Cleaned = append(rc.rep.Cleaned, rc.s.Clean(ctx, o.Slug, CleanOptions{Force: true, KeepTranscript: true}))
 		case "remove":
 			if o.Kind == "volume-store" {
-				if _, err := s.docker.ReleaseVolumeStore(ctx, o.Name); err != nil {
-					rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
+				if _, err := rc.s.docker.ReleaseVolumeStore(ctx, o.Name); err != nil {
+					rc.rep.Failed = append(rc.rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
 				} else {
-					rep.Removed = append(rep.Removed, o.Name+" (file system)")
+					rc.rep.Removed = append(rc.rep.Removed, o.Name+" (file system)")
 				}
 				continue
 			}
 			want := map[string]string{docker.LabelRun: o.Slug}
-			remove := s.docker.RemoveContainer
+			remove := rc.s.docker.RemoveContainer
 			if o.Kind == "volume" {
-				remove = s.docker.RemoveVolume
+				remove = rc.s.docker.RemoveVolume
 			}
 			if err := remove(ctx, o.Name, want); err != nil {
-				rep.Failed = append(rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
+				rc.rep.Failed = append(rc.rep.Failed, fmt.Sprintf("%s %s: %v", o.Kind, o.Name, err))
 			} else {
-				rep.Removed = append(rep.Removed, o.Name)
+				rc.rep.Removed = append(rc.rep.Removed, o.Name)
 			}
 		case "prune":
-			if _, err := s.git.Run(ctx, gitops.Call{Dir: o.Name, Args: []string{"worktree", "prune"}}); err != nil {
-				rep.Failed = append(rep.Failed, fmt.Sprintf("prune %s: %v", o.Name, err))
+			if _, err := rc.s.git.Run(ctx, gitops.Call{Dir: o.Name, Args: []string{"worktree", "prune"}}); err != nil {
+				rc.rep.Failed = append(rc.rep.Failed, fmt.Sprintf("prune %s: %v", o.Name, err))
 			}
 		}
 	}
-	return rep, nil
 }
 
 // reconcileRepo looks at one repository's lanes, worktrees and

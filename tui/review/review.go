@@ -304,34 +304,9 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		m.modal = modalNone
 		return m, nil
 	case modalConfirmClean:
-		switch {
-		case key.Matches(k, m.confirm.Yes):
-			m.modal = modalBusy
-			m.busy = "clean"
-			return m, m.cleanCmd(m.pendSecs)
-		case key.Matches(k, m.confirm.No):
-			m.modal = modalNone
-		}
-		return m, nil
+		return m.confirmCleanKey(k)
 	case modalFeedback:
-		switch {
-		case key.Matches(k, m.form.Cancel):
-			m.modal = modalNone
-			m.feedback.Blur()
-			return m, nil
-		case key.Matches(k, m.form.Submit):
-			text := strings.TrimSpace(m.feedback.Value())
-			if text == "" {
-				return m, nil
-			}
-			m.feedback.Blur()
-			m.modal = modalBusy
-			m.busy = "reject with feedback"
-			return m, m.rejectFeedbackCmd(text, m.pendSecs)
-		}
-		var cmd tea.Cmd
-		m.feedback, cmd = m.feedback.Update(k)
-		return m, cmd
+		return m.feedbackKey(k)
 	}
 	kb := m.keys
 	if !m.loaded && !key.Matches(k, kb.Back, kb.NextReview) {
@@ -340,56 +315,114 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	if m.busy != "" && !key.Matches(k, kb.Back) {
 		return m, nil
 	}
+	if next, cmd, ok := m.actionKey(k); ok {
+		return next, cmd
+	}
+	return m.moveKey(k)
+}
+
+// confirmCleanKey answers the clean confirmation.
+func (m Model) confirmCleanKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
+	switch {
+	case key.Matches(k, m.confirm.Yes):
+		m.modal = modalBusy
+		m.busy = "clean"
+		return m, m.cleanCmd(m.pendSecs)
+	case key.Matches(k, m.confirm.No):
+		m.modal = modalNone
+	}
+	return m, nil
+}
+
+// feedbackKey edits, submits or cancels the reject-with-feedback box.
+func (m Model) feedbackKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
+	switch {
+	case key.Matches(k, m.form.Cancel):
+		m.modal = modalNone
+		m.feedback.Blur()
+		return m, nil
+	case key.Matches(k, m.form.Submit):
+		text := strings.TrimSpace(m.feedback.Value())
+		if text == "" {
+			return m, nil
+		}
+		m.feedback.Blur()
+		m.modal = modalBusy
+		m.busy = "reject with feedback"
+		return m, m.rejectFeedbackCmd(text, m.pendSecs)
+	}
+	var cmd tea.Cmd
+	m.feedback, cmd = m.feedback.Update(k)
+	return m, cmd
+}
+
+// actionKey handles the keys that leave the review or act on the run;
+// ok is false for any other key.
+func (m Model) actionKey(k tea.KeyPressMsg) (Model, tea.Cmd, bool) {
+	kb := m.keys
 	switch {
 	case key.Matches(k, kb.Back):
 		m.Ask(CloseMsg{})
-		return m, nil
 	case key.Matches(k, kb.NextReview):
 		m.Ask(NextMsg{})
-		return m, nil
 	case key.Matches(k, kb.Transcript):
 		m.Ask(TranscriptMsg{Slug: m.run.Slug})
-		return m, nil
 	case key.Matches(k, kb.Editor):
 		m.Ask(EditorMsg{Dir: m.run.Worktree})
-		return m, nil
 	case key.Matches(k, kb.Stop):
 		m.busy = "stop"
-		return m, m.stopCmd()
+		return m, m.stopCmd(), true
 	case key.Matches(k, kb.Accept):
 		files, ok := m.selectedFiles()
 		if !ok {
 			m.modal = modalAlert
 			m.alert = []string{"every file is left out: toggle one back in with " + kb.ToggleFile.Help().Key + ", or reject"}
-			return m, nil
+			return m, nil, true
 		}
 		m.busy = "accept"
-		return m, m.acceptCmd(files, m.reviewSeconds())
+		return m, m.acceptCmd(files, m.reviewSeconds()), true
 	case key.Matches(k, kb.Merge):
-		if !m.review.MergeReady {
-			m.modal = modalAlert
-			m.alert = append([]string{"merge is not possible:"}, bullet(m.review.MergeBlockers, "the store gave no reason")...)
-			return m, nil
-		}
-		if !m.allIncluded() {
-			m.modal = modalAlert
-			m.alert = []string{"merge takes the whole change; accept the selected files with " + kb.Accept.Help().Key + " instead"}
-			return m, nil
-		}
-		m.busy = "merge"
-		return m, m.mergeCmd(m.reviewSeconds())
+		return m.mergeKey()
 	case key.Matches(k, kb.Reject):
 		m.busy = "reject"
-		return m, m.verdictCmd(transcript.VerdictReject, m.reviewSeconds())
+		return m, m.verdictCmd(transcript.VerdictReject, m.reviewSeconds()), true
 	case key.Matches(k, kb.RejectFeedback):
 		m.pendSecs = m.reviewSeconds()
 		m.modal = modalFeedback
 		m.feedback.Reset()
-		return m, m.feedback.Focus()
+		return m, m.feedback.Focus(), true
 	case key.Matches(k, kb.Clean):
 		m.pendSecs = m.reviewSeconds()
 		m.busy = "planning clean"
-		return m, m.planCmd()
+		return m, m.planCmd(), true
+	default:
+		return m, nil, false
+	}
+	return m, nil, true
+}
+
+// mergeKey merges the whole change, or says why it cannot.
+func (m Model) mergeKey() (Model, tea.Cmd, bool) {
+	kb := m.keys
+	if !m.review.MergeReady {
+		m.modal = modalAlert
+		m.alert = append([]string{"merge is not possible:"}, bullet(m.review.MergeBlockers, "the store gave no reason")...)
+		return m, nil, true
+	}
+	if !m.allIncluded() {
+		m.modal = modalAlert
+		m.alert = []string{"merge takes the whole change; accept the selected files with " + kb.Accept.Help().Key + " instead"}
+		return m, nil, true
+	}
+	m.busy = "merge"
+	return m, m.mergeCmd(m.reviewSeconds()), true
+}
+
+// moveKey moves through the files, hunks and lines of the diff, and
+// toggles the file under the cursor.
+func (m Model) moveKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
+	kb := m.keys
+	switch {
 	case key.Matches(k, kb.ToggleFile):
 		if m.file < len(m.include) {
 			m.include[m.file] = !m.include[m.file]
