@@ -84,26 +84,37 @@ func root(dir string) string {
 func makeRun(root, slug string, i int, running bool) string {
 	dir, err := transcript.CreateRunDir(root, slug)
 	check(err)
-	rec := transcript.Record{
-		"schema_version": 2, "slug": slug, "status": "completed", "repo": "/src/repo" + strconv.Itoa(i%20),
-		"worktree": "/src/repo/.worktrees/dw-" + slug, "branch": "dirtywork/" + slug, "base_commit": strings.Repeat("a", 40),
-		"task":  fmt.Sprintf("task number %d: make the export accept --json and add a test for it", i),
-		"model": []string{"qwen/qwen3-coder", "devstral", "gpt-oss-20b"}[i%3], "provider": "openai",
-		"context_window": 32768, "sandbox": "docker", "turns": 12,
-		"started":       time.Now().Add(-time.Duration(i) * time.Minute).UTC().Format(time.RFC3339Nano),
-		"ended":         time.Now().Add(-time.Duration(i)*time.Minute + 5*time.Minute).UTC().Format(time.RFC3339Nano),
-		"usage":         map[string]any{"prompt_tokens": 40000, "completion_tokens": 3000},
-		"files_changed": []any{"a.go", "b.go"}, "last_assistant_text": "done",
-	}
+	started := time.Now().Add(-time.Duration(i) * time.Minute)
 	if running {
-		rec["status"] = "running"
-		delete(rec, "ended")
-		rec["started"] = time.Now().UTC().Format(time.RFC3339Nano)
-	} else if i%4 == 0 {
-		rec["verdict"] = "accept"
-		rec["review_seconds"] = 30.5
+		started = time.Now()
 	}
-	check(transcript.WriteRecord(dir, rec))
+	image := "dirtywork-worker:dev"
+	check(transcript.CreateRun(dir, transcript.RunStartFields{
+		SchemaVersion: transcript.SchemaVersion, Status: transcript.StatusRunning, Slug: slug,
+		Repo: "/src/repo" + strconv.Itoa(i%20), Worktree: "/src/repo/.worktrees/dw-" + slug, Branch: "dirtywork/" + slug,
+		BaseCommit: strings.Repeat("a", 40), BaseRef: "HEAD",
+		Task:  fmt.Sprintf("task number %d: make the export accept --json and add a test for it", i),
+		Model: []string{"qwen/qwen3-coder", "devstral", "gpt-oss-20b"}[i%3], Provider: "openai",
+		ContextWindow: 32768, Sandbox: "docker", Image: &image, Started: transcript.FormatTime(started),
+	}))
+	if running {
+		return dir
+	}
+	done := "done"
+	fields := []any{
+		transcript.EndFields{
+			Status: transcript.StatusCompleted, Turns: 12, LastAssistantText: &done,
+			Ended: transcript.FormatTime(started.Add(5 * time.Minute)),
+			Usage: transcript.Usage{PromptTokens: 40000, CompletionTokens: 3000},
+		},
+		transcript.NoExportFields{FilesChanged: []string{"a.go", "b.go"}},
+	}
+	if i%4 == 0 {
+		secs := 30.5
+		fields = append(fields, transcript.VerdictFields{Verdict: transcript.VerdictAccept, ReviewSeconds: &secs})
+	}
+	_, err = transcript.Patch(dir, fields...)
+	check(err)
 	return dir
 }
 
@@ -547,11 +558,14 @@ func bigDiff(dir string, lines int) {
 	slug := "bigdiff-1201120000-00000000"
 	rd, err := transcript.CreateRunDir(r, slug)
 	check(err)
-	check(transcript.WriteRecord(rd, transcript.Record{
-		"schema_version": 2, "slug": slug, "status": "completed", "repo": repo, "worktree": wt,
-		"branch": "dirtywork/" + slug, "base_commit": strings.TrimSpace(string(base)), "base_ref": "main", "task": "speed up f",
-		"model": "m", "sandbox": "none", "started": time.Now().UTC().Format(time.RFC3339Nano), "ended": time.Now().UTC().Format(time.RFC3339Nano), "turns": 3,
+	now := transcript.FormatTime(time.Now())
+	check(transcript.CreateRun(rd, transcript.RunStartFields{
+		SchemaVersion: transcript.SchemaVersion, Status: transcript.StatusRunning, Slug: slug, Repo: repo, Worktree: wt,
+		Branch: "dirtywork/" + slug, BaseCommit: strings.TrimSpace(string(base)), BaseRef: "main", Task: "speed up f",
+		Model: "m", Sandbox: "none", Started: now,
 	}))
+	_, err = transcript.Patch(rd, transcript.EndFields{Status: transcript.StatusCompleted, Turns: 3, Ended: now})
+	check(err)
 	store := runsstore.New(runs.Open(r))
 	var m tea.Model = tui.New(tui.Options{Store: store, Feed: nopFeed{}, Keys: keys.Default(), Color: tui.ColorDark, TickEvery: -1})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
