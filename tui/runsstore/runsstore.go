@@ -8,7 +8,6 @@ package runsstore
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -170,19 +169,13 @@ func change(ev runs.Event) backend.Change {
 // Review implements backend.Store: the diff, its risks, and the merge
 // forecast, with the run's summary and verify result.
 func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error) {
-	run, err := s.S.Get(slug)
+	r, err := s.S.Review(ctx, slug)
 	if err != nil {
 		return backend.Review{}, err
 	}
-	d, err := s.S.Diff(ctx, slug, runs.DiffOptions{})
-	if err != nil {
-		return backend.Review{}, err
-	}
-	rv := backend.Review{Patch: string(d.Patch), Summary: finishSummary(run.Dir)}
-	if rv.Summary == "" {
-		rv.Summary = runs.Str(run.Record.LastAssistantText)
-	}
-	if v := run.Record.Verify; v != nil {
+	d := r.Diff
+	rv := backend.Review{Patch: string(d.Patch), Summary: r.Summary}
+	if v := r.Run.Record.Verify; v != nil {
 		rv.Verify = &backend.Verify{Command: v.Command, ExitCode: v.ExitCode, Passed: v.Passed, Output: v.OutputTail}
 	}
 	if d.Source == runs.DiffNone {
@@ -197,10 +190,9 @@ func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error)
 	for _, p := range append(d.Skipped, d.Dropped...) {
 		rv.Warnings = append(rv.Warnings, backend.Warning{Kind: "other", Text: "left out of the diff: " + p})
 	}
-	fc, err := s.S.Forecast(ctx, slug, "")
-	switch {
-	case err != nil:
-		rv.MergeBlockers = []string{err.Error()}
+	switch fc := r.Forecast; {
+	case r.ForecastErr != nil:
+		rv.MergeBlockers = []string{r.ForecastErr.Error()}
 	default:
 		if fc.BaseMoved {
 			rv.Warnings = append(rv.Warnings, backend.Warning{Kind: backend.WarnBaseMoved, Text: fc.Into + " has moved on since the run began"})
@@ -212,38 +204,6 @@ func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error)
 		rv.MergeBlockers = fc.Reasons
 	}
 	return rv, nil
-}
-
-// finishSummary is the summary the worker gave its finish call, read from
-// the transcript ("" when it gave none).
-func finishSummary(dir string) string {
-	lines, _, err := transcript.ReadFile(filepath.Join(dir, "transcript.jsonl"))
-	if err != nil {
-		return ""
-	}
-	for i := len(lines) - 1; i >= 0; i-- {
-		if lines[i].Event != transcript.EventAssistant {
-			continue
-		}
-		ev, _ := lines[i].Decode()
-		a, ok := ev.(transcript.Assistant)
-		if !ok {
-			continue
-		}
-		for _, c := range a.ToolCalls {
-			if c.Name != "finish" {
-				continue
-			}
-			var args struct {
-				Summary string `json:"summary"`
-			}
-			if json.Unmarshal([]byte(c.Arguments), &args) == nil {
-				return args.Summary
-			}
-		}
-		return ""
-	}
-	return ""
 }
 
 func risks(rs []runs.Risk) []string {
