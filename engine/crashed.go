@@ -69,7 +69,7 @@ func recordedBaseline(rec transcript.RunRecord) (time.Time, bool) {
 // baseline it recorded, and records what the seal found.
 func sealCrashedTree(runDir string, rec transcript.RunRecord, worktree string, since time.Time, dest string) ([]string, error) {
 	ctx := context.Background()
-	b, err := baseSealBaseline(ctx, rec.Repo, rec.BaseCommit)
+	b, err := BaseSealBaseline(ctx, rec.Repo, rec.BaseCommit)
 	if err != nil {
 		return nil, fmt.Errorf("seal the worktree %s: %w", worktree, err)
 	}
@@ -93,10 +93,10 @@ func sealCrashedTree(runDir string, rec transcript.RunRecord, worktree string, s
 	return report.Repositories, nil
 }
 
-// baseSealBaseline is what a tree of repoRoot's base commit is sealed
+// BaseSealBaseline is what a tree of repoRoot's base commit is sealed
 // against, but the time: the base tree's paths, the repository's own
 // excludes, and the root's .git, which is the lane's.
-func baseSealBaseline(ctx context.Context, repoRoot, base string) (seal.Baseline, error) {
+func BaseSealBaseline(ctx context.Context, repoRoot, base string) (seal.Baseline, error) {
 	g := gitops.New()
 	blobs, err := g.TreeBlobs(ctx, repoRoot, base)
 	if err != nil {

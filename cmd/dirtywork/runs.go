@@ -32,7 +32,7 @@ func newRunsCmd(io *streams) *cobra.Command {
 }
 
 func newRunsExportCmd(io *streams) *cobra.Command {
-	var opts engine.ExportOptions
+	var opts runs.ExportOptions
 	cmd := &cobra.Command{
 		Use:   "export SLUG",
 		Short: "Export a docker run's kept work volume into its worktree",
@@ -80,7 +80,7 @@ updated) is reported on stderr and leaves the exit code to the export.`,
 // from the export's outcome alone (R-6): 0 exported, 1 failed. laterErr,
 // a step after the export that failed (run.json not updated), is a
 // warning on stderr: the work is in the worktree either way.
-func reportExport(io *streams, res *engine.ExportResult, laterErr error) error {
+func reportExport(io *streams, res *runs.ExportResult, laterErr error) error {
 	if laterErr != nil {
 		fmt.Fprintf(io.errOut, "warning: %v\n", laterErr)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/sandbox"
 )
 
@@ -30,7 +30,7 @@ func TestRunsExportExitFollowsTheExport(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			res := &engine.ExportResult{Slug: "s", Worktree: "/wt", OK: tc.ok, Status: "export_failed: too big"}
+			res := &runs.ExportResult{Slug: "s", Worktree: "/wt", OK: tc.ok, Status: "export_failed: too big"}
 			if tc.ok && tc.laterErr == nil {
 				res.Fin = sandbox.Finalization{DiffStat: " 1 file changed"}
 			}

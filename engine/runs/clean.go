@@ -288,7 +288,7 @@ func (c *cleaner) exportFirst(ctx context.Context, volume string, want map[strin
 		c.act("export-volume", "%s into %s (the record has no successful export)", volume, rec.Worktree)
 		return true
 	}
-	opts := engine.ExportOptions{KeepVolume: true, DefaultImage: c.s.defaultImage, RunsRoot: c.s.root}
+	opts := ExportOptions{KeepVolume: true, DefaultImage: c.s.defaultImage, RunsRoot: c.s.root}
 	res, err := c.s.export(ctx, c.run.Slug, opts)
 	if (err != nil || res == nil || !res.OK) && c.run.Crashed() && !onlyGitFile(rec.Worktree) {
 		if cerr := export.Clear(rec.Worktree); cerr == nil {
@@ -320,7 +320,7 @@ func (c *cleaner) exportFirst(ctx context.Context, volume string, want map[strin
 // parked with the rest of the run's work, and the members that made the
 // export refuse are listed as not parked. False (the volume stays) when
 // the volume could not be read at all.
-func (c *cleaner) salvage(ctx context.Context, volume, reason string, opts engine.ExportOptions) bool {
+func (c *cleaner) salvage(ctx context.Context, volume, reason string, opts ExportOptions) bool {
 	rec := &c.run.Record
 	sv, err := c.s.salvage(ctx, c.run.Slug, opts)
 	if err != nil {

@@ -272,7 +272,7 @@ func TestCleanExportsAVolumeWhoseTreeNeverReachedTheWorktree(t *testing.T) {
 	e := newEnv(t)
 	repo := newRepo(t)
 	var exported []string
-	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(_ context.Context, slug string, opts engine.ExportOptions) (*engine.ExportResult, error) {
+	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(_ context.Context, slug string, opts ExportOptions) (*ExportResult, error) {
 		exported = append(exported, slug)
 		if !opts.KeepVolume {
 			t.Error("the export was asked to drop the volume itself")
@@ -280,7 +280,7 @@ func TestCleanExportsAVolumeWhoseTreeNeverReachedTheWorktree(t *testing.T) {
 		wt := filepath.Join(repo, ".worktrees", "dw-"+slug)
 		writeFile(t, filepath.Join(wt, "a.txt"), "from the volume\n")
 		writeFile(t, filepath.Join(wt, "b.txt"), "beta\n")
-		return &engine.ExportResult{Slug: slug, OK: true, Status: "ok"}, nil
+		return &ExportResult{Slug: slug, OK: true, Status: "ok"}, nil
 	}))
 	wt := e.addLaneRun(repo, "vol", map[string]any{"sandbox": "docker", "status": "export_failed", "container": "dw-vol", "volume": "dw-vol-work"})
 	for _, n := range []string{"a.txt", "b.txt"} {
@@ -300,9 +300,9 @@ func TestCleanExportsAVolumeWhoseTreeNeverReachedTheWorktree(t *testing.T) {
 
 	// An export that fails, of a volume nothing can be salvaged of,
 	// keeps the volume.
-	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(context.Context, string, engine.ExportOptions) (*engine.ExportResult, error) {
-		return &engine.ExportResult{Status: "export_failed: worktree exceeds 2048 MB"}, nil
-	}), WithSalvager(func(context.Context, string, engine.ExportOptions) (docker.VolumeSalvage, error) {
+	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(context.Context, string, ExportOptions) (*ExportResult, error) {
+		return &ExportResult{Status: "export_failed: worktree exceeds 2048 MB"}, nil
+	}), WithSalvager(func(context.Context, string, ExportOptions) (docker.VolumeSalvage, error) {
 		return docker.VolumeSalvage{}, errors.New("the daemon went away")
 	}))
 	wt = e.addLaneRun(repo, "vol2", map[string]any{"sandbox": "docker", "volume": "dw-vol2-work"})
@@ -352,7 +352,7 @@ func TestCleanOfACrashMidExportClearsTheLaneAndExports(t *testing.T) {
 	crashRunDir(t, filepath.Join(e.root, "midexp"))
 	writeFile(t, filepath.Join(wt, "half.txt"), "half\n")
 	calls := 0
-	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(_ context.Context, slug string, _ engine.ExportOptions) (*engine.ExportResult, error) {
+	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(_ context.Context, slug string, _ ExportOptions) (*ExportResult, error) {
 		calls++
 		if !onlyGitFile(wt) {
 			return nil, errors.New("worktree is not empty")
@@ -361,7 +361,7 @@ func TestCleanOfACrashMidExportClearsTheLaneAndExports(t *testing.T) {
 		writeFile(t, filepath.Join(wt, "b.txt"), "beta\n")
 		writeFile(t, filepath.Join(wt, "half.txt"), "half\n")
 		writeFile(t, filepath.Join(wt, "whole.txt"), "whole\n")
-		return &engine.ExportResult{Slug: slug, OK: true, Status: "ok"}, nil
+		return &ExportResult{Slug: slug, OK: true, Status: "ok"}, nil
 	}))
 	e.docker.addVolume("dw-midexp-work", "midexp", repo)
 	r := e.store.Clean(t.Context(), "midexp", CleanOptions{Force: true, KeepTranscript: true})
@@ -443,10 +443,10 @@ func TestCleanForceSalvagesAnUnexportableVolume(t *testing.T) {
 	e.docker.addStore("dw-refused-work")
 	salvages := 0
 	e.store = Open(e.root, WithDocker(e.docker),
-		WithExporter(func(_ context.Context, slug string, _ engine.ExportOptions) (*engine.ExportResult, error) {
-			return &engine.ExportResult{Slug: slug, Status: "export_failed: archive exceeds 10 files at 'x'"}, nil
+		WithExporter(func(_ context.Context, slug string, _ ExportOptions) (*ExportResult, error) {
+			return &ExportResult{Slug: slug, Status: "export_failed: archive exceeds 10 files at 'x'"}, nil
 		}),
-		WithSalvager(func(_ context.Context, slug string, opts engine.ExportOptions) (docker.VolumeSalvage, error) {
+		WithSalvager(func(_ context.Context, slug string, opts ExportOptions) (docker.VolumeSalvage, error) {
 			salvages++
 			if slug != "refused" || opts.RunsRoot != e.root {
 				t.Errorf("salvage of %s in %s", slug, opts.RunsRoot)

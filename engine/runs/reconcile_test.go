@@ -8,7 +8,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -21,12 +20,12 @@ func TestReconcileCleansCrashedRunsAndOnlyReportsTheRest(t *testing.T) {
 	// A docker run killed mid-run: its lane holds the base tree the
 	// sandbox filled it with, the worker's file is only in the volume.
 	wt := e.addLaneRun(repo, "crashed", map[string]any{"status": "running", "sandbox": "docker", "container": "dw-crashed", "volume": "dw-crashed-work"})
-	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(_ context.Context, slug string, opts engine.ExportOptions) (*engine.ExportResult, error) {
+	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(_ context.Context, slug string, opts ExportOptions) (*ExportResult, error) {
 		if slug != "crashed" || opts.RunsRoot != e.root {
 			t.Errorf("export of %s in %s", slug, opts.RunsRoot)
 		}
 		writeFile(t, filepath.Join(wt, "work.txt"), "the worker wrote this\n")
-		return &engine.ExportResult{Slug: slug, OK: true, Status: "ok"}, nil
+		return &ExportResult{Slug: slug, OK: true, Status: "ok"}, nil
 	}))
 	crashRunDir(t, filepath.Join(e.root, "crashed"))
 	e.docker.addContainer("dw-crashed", "exited", "crashed", repo)

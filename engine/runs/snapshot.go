@@ -118,8 +118,8 @@ func (s *Store) Stop(slug string) error {
 var ErrNotAlive = errors.New("not running")
 
 // Export exports a docker run's kept volume into its worktree (R-5, R-6;
-// engine.ExportRun), for runs under the environment's runs root.
-func (s *Store) Export(ctx context.Context, slug string, opts engine.ExportOptions) (*engine.ExportResult, error) {
+// ExportRun), for runs under the environment's runs root.
+func (s *Store) Export(ctx context.Context, slug string, opts ExportOptions) (*ExportResult, error) {
 	if opts.DefaultImage == "" {
 		opts.DefaultImage = s.defaultImage
 	}

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -29,11 +28,11 @@ type Store struct {
 	// commits; see Identity.
 	identity func(ctx context.Context, repo string) Identity
 	// export is the validated export of a kept work volume into its
-	// worktree (engine.ExportRun).
-	export func(ctx context.Context, slug string, opts engine.ExportOptions) (*engine.ExportResult, error)
+	// worktree (ExportRun).
+	export func(ctx context.Context, slug string, opts ExportOptions) (*ExportResult, error)
 	// salvage writes what can be written of a volume the export refuses
-	// into its worktree (engine.SalvageRun).
-	salvage func(ctx context.Context, slug string, opts engine.ExportOptions) (docker.VolumeSalvage, error)
+	// into its worktree (SalvageRun).
+	salvage func(ctx context.Context, slug string, opts ExportOptions) (docker.VolumeSalvage, error)
 	// defaultImage makes the export container when run.json names none.
 	defaultImage string
 }
@@ -49,13 +48,13 @@ func WithDocker(d Docker) Option { return func(s *Store) { s.docker = d } }
 func WithGit(g *gitops.Git) Option { return func(s *Store) { s.git = g } }
 
 // WithExporter sets how the store exports a kept volume (tests).
-func WithExporter(f func(ctx context.Context, slug string, opts engine.ExportOptions) (*engine.ExportResult, error)) Option {
+func WithExporter(f func(ctx context.Context, slug string, opts ExportOptions) (*ExportResult, error)) Option {
 	return func(s *Store) { s.export = f }
 }
 
 // WithSalvager sets how the store salvages a volume the export refuses
 // (tests).
-func WithSalvager(f func(ctx context.Context, slug string, opts engine.ExportOptions) (docker.VolumeSalvage, error)) Option {
+func WithSalvager(f func(ctx context.Context, slug string, opts ExportOptions) (docker.VolumeSalvage, error)) Option {
 	return func(s *Store) { s.salvage = f }
 }
 
@@ -74,7 +73,7 @@ func WithIdentity(id Identity) Option {
 // Open returns the store over root, the runs root. The root need not
 // exist yet (a store with no runs lists none).
 func Open(root string, opts ...Option) *Store {
-	s := &Store{root: root, git: gitops.New(), now: time.Now, export: engine.ExportRun, salvage: engine.SalvageRun}
+	s := &Store{root: root, git: gitops.New(), now: time.Now, export: ExportRun, salvage: SalvageRun}
 	s.identity = s.operatorIdentity
 	for _, o := range opts {
 		o(s)

@@ -1,4 +1,4 @@
-package engine
+package runs
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
@@ -51,7 +52,7 @@ var checkExportLane = docker.CheckExportLane
 
 // ExportRun exports the kept work volume of the docker run slug into its
 // lane, and records the result in its run.json. Whatever
-// refuses the export before it is tried is a *PreflightError (exit 2), in
+// refuses the export before it is tried is a *engine.PreflightError (exit 2), in
 // the contract's order: an unknown slug, a run that is not a docker run,
 // one still running, no volume recorded, a worktree that is gone,
 // unreadable or not pristine (anything but its .git file), a daemon that
@@ -66,9 +67,9 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	if err != nil {
 		if errors.Is(err, docker.ErrVolumeMissing) {
 			msg := fmt.Sprintf("volume %s of '%s' does not exist", cfg.Volume, slug)
-			return nil, &PreflightError{Msg: msg, Err: errors.New(msg)}
+			return nil, &engine.PreflightError{Msg: msg, Err: errors.New(msg)}
 		}
-		return nil, &PreflightError{Msg: err.Error(), Hint: dockerHint(err), Err: err}
+		return nil, &engine.PreflightError{Msg: err.Error(), Hint: engine.DockerHint(err), Err: err}
 	}
 	if fin.ExportStatus == "ok" {
 		// The volume's tree reached the lane by a download after the run
@@ -76,7 +77,7 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 		// worker's git-ignored files are taken out of the lane and
 		// listed here instead. Their times were rewritten by the export,
 		// so every ignored file counts as the run's, the setup's too.
-		if b, err := baseSealBaseline(ctx, cfg.RepoRoot, cfg.BaseCommit); err == nil {
+		if b, err := engine.BaseSealBaseline(ctx, cfg.RepoRoot, cfg.BaseCommit); err == nil {
 			b.Untimed = true
 			report, _, serr := seal.Seal(ctx, cfg.Worktree, b, true)
 			if serr != nil {
@@ -127,7 +128,7 @@ func SalvageRun(ctx context.Context, slug string, opts ExportOptions) (docker.Vo
 func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (docker.VolumeExport, string, error) {
 	refuse := func(format string, args ...any) (docker.VolumeExport, string, error) {
 		msg := fmt.Sprintf(format, args...)
-		return docker.VolumeExport{}, "", &PreflightError{Msg: msg, Err: errors.New(msg)}
+		return docker.VolumeExport{}, "", &engine.PreflightError{Msg: msg, Err: errors.New(msg)}
 	}
 	if err := transcript.ValidSlug(slug); err != nil {
 		return refuse("%v", err)
@@ -151,13 +152,13 @@ func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (docke
 	if rec.Sandbox != "docker" {
 		return refuse("'%s' is not a docker-sandbox run", slug)
 	}
-	switch alive, err := priorAlive(dir, rec); {
+	switch alive, err := transcript.IsAlive(dir); {
 	case err != nil:
 		return refuse("cannot tell whether '%s' still runs: %v", slug, err)
-	case alive:
+	case alive || runAlive(dir, &rec):
 		return refuse("'%s' is still running", slug)
 	}
-	volume, worktree := orEmpty(rec.Volume), rec.Worktree
+	volume, worktree := Str(rec.Volume), rec.Worktree
 	if volume == "" {
 		return refuse("'%s' has no volume recorded", slug)
 	}
@@ -171,7 +172,7 @@ func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (docke
 	if err := checkExportLane(ctx, repoRoot, base, worktree); err != nil {
 		return refuse("worktree of '%s' %s: %v (an export writes only into a worktree holding its .git file and at most the base tree)", slug, worktree, err)
 	}
-	image := orEmpty(rec.Image)
+	image := Str(rec.Image)
 	if image == "" {
 		image = opts.DefaultImage
 	}

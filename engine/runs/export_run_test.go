@@ -1,4 +1,4 @@
-package engine
+package runs
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -25,13 +26,13 @@ func newExportFixture(t *testing.T, fields transcript.Record, result sandbox.Fin
 	home := t.TempDir()
 	t.Setenv("DIRTYWORK_HOME", home)
 	repo := t.TempDir()
-	gitRun(t, repo, "init", "-q", "-b", "main")
+	git(t, repo, "init", "-q", "-b", "main")
 	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gitRun(t, repo, "add", "-A")
-	gitRun(t, repo, "commit", "-q", "-m", "base")
-	base := strings.TrimSpace(gitRun(t, repo, "rev-parse", "HEAD"))
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "base")
+	base := strings.TrimSpace(git(t, repo, "rev-parse", "HEAD"))
 	f := &exportFixture{slug: "fix-the-thing-20261130-101010-abcd", worktree: filepath.Join(t.TempDir(), "wt")}
 	if err := os.Mkdir(f.worktree, 0o755); err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func TestExportRunRefusals(t *testing.T) {
 				c.setup(t, f)
 			}
 			_, err := ExportRun(t.Context(), f.slug, ExportOptions{})
-			var pe *PreflightError
+			var pe *engine.PreflightError
 			if !errors.As(err, &pe) || !strings.Contains(pe.Msg, c.want) {
 				t.Fatalf("ExportRun: %v, want a refusal saying %q", err, c.want)
 			}
@@ -113,14 +114,14 @@ func TestExportRunRefusals(t *testing.T) {
 	}
 	t.Run("unknown slug", func(t *testing.T) {
 		newExportFixture(t, nil, sandbox.Finalization{}, nil)
-		var pe *PreflightError
+		var pe *engine.PreflightError
 		if _, err := ExportRun(t.Context(), "no-such-run", ExportOptions{}); !errors.As(err, &pe) {
 			t.Fatalf("ExportRun: %v, want a refusal", err)
 		}
 	})
 	t.Run("volume gone", func(t *testing.T) {
 		f := newExportFixture(t, nil, sandbox.Finalization{}, docker.ErrVolumeMissing)
-		var pe *PreflightError
+		var pe *engine.PreflightError
 		if _, err := ExportRun(t.Context(), f.slug, ExportOptions{}); !errors.As(err, &pe) || !strings.Contains(pe.Msg, "does not exist") {
 			t.Fatalf("ExportRun: %v, want 'does not exist'", err)
 		}
@@ -170,16 +171,6 @@ func TestExportRunRecordsTheResult(t *testing.T) {
 			}
 		})
 	}
-}
-
-// gitRun runs isolated git in dir and returns its output.
-func gitRun(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := isolatedGit(dir, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
 }
 
 // TestExportRunTakesABaseFilledLane: the lane of a run killed after (or
