@@ -118,6 +118,10 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 		// The host jail starts while the first request is out.
 		b.Begin()
 	}
+	if pv, ok := ws.(interface{ PrepareVerify() }); ok && p.spec.VerifyCommand != "" {
+		// The verify session's jail is made while the worker works.
+		pv.PrepareVerify()
+	}
 	out, fin, finErr := r.loopAndFinalize(ctx, p, x.loop, ws, op.guard(x.lane), x.tw, system)
 	return x.rec.finish(r, p, x.lane, x.tw, out, fin, finErr, events.setupRecord()), nil
 }

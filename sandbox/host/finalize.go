@@ -47,6 +47,7 @@ const defaultMaxPatchMB = 10
 // A breach recorded earlier is reported as the watchdog's violation (the
 // run ends budget_exceeded); the changes are still computed, for review.
 func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) {
+	w.stopVerifyAhead() // no verify comes after the finalize
 	fin := sandbox.Finalization{
 		ExportStatus:      "n/a",
 		FilesChanged:      []string{},

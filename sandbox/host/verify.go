@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,10 +44,12 @@ func (w *Workspace) Verify(ctx context.Context, command string, timeout time.Dur
 		w.stopJail()
 		return run, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("%d processes of the worker survived SIGKILL; the jail was stopped", n)}
 	}
+	w.trace("verify_swept")
 	report, m, err := w.sealTree(ctx)
 	if err != nil {
 		return run, &sandbox.SandboxError{Op: "seal the worktree for verify", Err: err}
 	}
+	w.trace("verify_sealed")
 	run.Sealed = report.Notes()
 	res, err := w.runVerifyJail(ctx, command, timeout)
 	if err != nil {
@@ -59,6 +60,7 @@ func (w *Workspace) Verify(ctx context.Context, command string, timeout time.Dur
 	if err != nil {
 		return run, &sandbox.SandboxError{Op: "check the worktree after verify", Err: err}
 	}
+	w.trace("verify_checked")
 	run.Tree, run.Changed = m.Hash(), changes.Changed
 	// The worker's tool server walks the tree again (the seal took things
 	// out of it); the next command takes the verdict.
@@ -75,45 +77,20 @@ func (w *Workspace) Verify(ctx context.Context, command string, timeout time.Dur
 }
 
 // runVerifyJail runs command in a fresh jail on the worktree and ends the
-// jail, and everything in it, afterwards.
+// jail, and everything in it, afterwards. The jail is the one made ahead
+// (PrepareVerify) when there is one.
 func (w *Workspace) runVerifyJail(ctx context.Context, command string, timeout time.Duration) (sandbox.BashResult, error) {
 	res := sandbox.BashResult{ExitCode: -1, Timeout: timeout}
-	sess, err := w.newVerifySession()
+	vj, err := w.takeVerifyJail(ctx)
 	if err != nil {
-		return res, &sandbox.SandboxError{Op: "verify", Err: err}
+		return res, err
 	}
-	defer sess.remove()
-	proc, err := w.jailer.Start(ctx, w.verifySpec(sess))
-	if err != nil {
-		return res, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("start the verify jail: %w", err)}
-	}
-	defer func() {
-		_ = proc.Kill()
-		_ = proc.Wait()
-	}()
-	tb := toolbox.NewClient(proc.Stdout(), proc.Stdin())
-	defer func() { _ = tb.Close() }()
-	hello, err := tb.Hello(ctx, sandbox.Limits{})
-	if err != nil {
-		return res, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("start the tool server in the verify jail: %w", err)}
-	}
-	if hello.Dumpable {
-		return res, &sandbox.SandboxError{Op: "verify", Err: errors.New("the tool server in the verify jail is dumpable")}
-	}
-	script, err := sess.script(w)
-	if err != nil {
-		return res, &sandbox.SandboxError{Op: "verify", Err: err}
-	}
-	setup, err := tb.Bash(ctx, script, checkoutTimeout)
-	if err != nil || setup.ExitCode != 0 {
-		if err == nil {
-			err = fmt.Errorf("exit %d: %s", setup.ExitCode, truncate(setup.Output+setup.LaunchError, 500))
-		}
-		return res, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("make the verify session's git dir: %w", err)}
-	}
+	defer vj.close()
+	w.trace("verify_session")
 	w.watch.begin()
-	reply, err := tb.Bash(ctx, command, timeout)
+	reply, err := vj.tb.Bash(ctx, command, timeout)
 	w.watch.end()
+	w.trace("verify_ran")
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, ctx.Err()
@@ -126,7 +103,66 @@ func (w *Workspace) runVerifyJail(ctx context.Context, command string, timeout t
 	if reply.Leftover > 0 {
 		return res, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("%d processes of verify survived SIGKILL", reply.Leftover)}
 	}
+	if reply.ExitCode != 0 {
+		// The worker gets another round: its jail is made meanwhile. A
+		// verify that passed ends the run's verifying.
+		w.prepareNextVerify()
+	}
 	return reply.BashResult, nil
+}
+
+// verifyJail is a verify session's jail up to its command: the session's
+// git dir made afresh, the tool server answering, nothing else run.
+type verifyJail struct {
+	sess verifySession
+	proc jailProc
+	tb   *toolbox.Client
+}
+
+// close ends the jail, and everything in it, and removes its session.
+func (v *verifyJail) close() {
+	_ = v.tb.Close()
+	_ = v.proc.Kill()
+	_ = v.proc.Wait()
+	v.sess.remove()
+}
+
+// startVerifyJail makes a verify session and starts its jail.
+func (w *Workspace) startVerifyJail(ctx context.Context) (*verifyJail, error) {
+	sess, err := w.newVerifySession()
+	if err != nil {
+		return nil, &sandbox.SandboxError{Op: "verify", Err: err}
+	}
+	proc, err := w.jailer.Start(ctx, w.verifySpec(sess))
+	if err != nil {
+		sess.remove()
+		return nil, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf("start the verify jail: %w", err)}
+	}
+	vj := &verifyJail{sess: sess, proc: proc, tb: toolbox.NewClient(proc.Stdout(), proc.Stdin())}
+	fail := func(format string, args ...any) (*verifyJail, error) {
+		vj.close()
+		return nil, &sandbox.SandboxError{Op: "verify", Err: fmt.Errorf(format, args...)}
+	}
+	w.trace("verify_jail")
+	hello, err := vj.tb.Hello(ctx, sandbox.Limits{})
+	if err != nil {
+		return fail("start the tool server in the verify jail: %w", err)
+	}
+	if hello.Dumpable {
+		return fail("the tool server in the verify jail is dumpable")
+	}
+	script, err := sess.script(w)
+	if err != nil {
+		return fail("%w", err)
+	}
+	setup, err := vj.tb.Bash(ctx, script, checkoutTimeout)
+	if err == nil && setup.ExitCode != 0 {
+		err = fmt.Errorf("exit %d: %s", setup.ExitCode, truncate(setup.Output+setup.LaunchError, 500))
+	}
+	if err != nil {
+		return fail("make the verify session's git dir: %w", err)
+	}
+	return vj, nil
 }
 
 // verifySession is one verify's git dir, made afresh from the base

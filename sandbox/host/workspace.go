@@ -62,6 +62,13 @@ type Workspace struct {
 	// egress is the run's egress proxy (--allow-network), nil without.
 	egress *hostEgress
 
+	// verifyAheadOn is set once PrepareVerify asked for verify jails made
+	// ahead; verifyNext is the one being made, verifyCtx (cancelled by
+	// verifyCancel at Close) bounds its making. Guarded by mu.
+	verifyAheadOn bool
+	verifyNext    *verifyAhead
+	verifyCtx     context.Context
+	verifyCancel  context.CancelFunc
 	// beginOnce starts the background start once (Begin); beginCtx is
 	// its context.
 	beginOnce sync.Once
@@ -377,6 +384,7 @@ func (w *Workspace) Close() error {
 			close(w.ready)
 		})
 		w.watch.stop()
+		w.stopVerifyAhead()
 		w.stopJail()
 		w.mu.Lock()
 		w.closed = true
