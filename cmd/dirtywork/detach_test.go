@@ -167,9 +167,12 @@ func TestRunsWaitTimeoutKillAndUnknown(t *testing.T) {
 
 	// SIGKILL the run while runs wait waits: the wait returns, with what
 	// run.json says and alive false.
+	// The waiter probes the run's liveness lock once per poll: two probes
+	// (closes of the lock file opened for reading) and it is waiting.
+	probes := watchReadCloses(t, filepath.Join(ann["run_dir"].(string), ".alive"))
 	var waitOut, waitErr strings.Builder
 	waiter := startCLI(t, "", []string{"DIRTYWORK_HOME=" + e.home}, &waitOut, &waitErr, "runs", "wait", slug)
-	time.Sleep(300 * time.Millisecond) // let it start waiting; the wait itself needs no timing
+	probes.await(2, 30*time.Second)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -277,7 +277,8 @@ func (e *escapeRun) killedPlantingRun() (string, string) {
 	if wt == "" {
 		t.Fatal("the worker's command never got going")
 	}
-	// The jail dies with its parent; wait until nothing writes the tree.
-	time.Sleep(500 * time.Millisecond)
+	// The jail dies with its parent; wait until nothing writes the tree:
+	// the worker's shell (its command line holds the marker) is gone.
+	waitFor(t, func() bool { return !strings.Contains(pgrep(t), e.marker) })
 	return strings.TrimPrefix(filepath.Base(wt), "dw-"), wt
 }

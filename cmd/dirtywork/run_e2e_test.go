@@ -309,8 +309,8 @@ func TestRunInterruptedBySignal(t *testing.T) {
 				if err != nil && !errors.As(err, &ee) {
 					t.Fatal(err)
 				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("dirtywork did not stop within 10 s of the signal")
+			case <-time.After(30 * time.Second):
+				t.Fatal("dirtywork did not stop within 30 s of the signal")
 			}
 			if cmd.ProcessState.ExitCode() != 1 {
 				t.Fatalf("exit %d\n%s", cmd.ProcessState.ExitCode(), errOut.String())
@@ -331,12 +331,14 @@ func pgrep(t *testing.T) string {
 	return string(out)
 }
 
+// waitFor polls cond until it holds; the ceiling is only a liveness
+// bound, generous for a loaded machine.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10 s")
+			t.Fatal("condition not met within a minute")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -163,15 +163,12 @@ func TestRunsExportAfterSIGKILL(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Mid-bash: the model asked for the sleep, and the command runs.
+	// Mid-bash: the model asked for the sleep, and the command runs in
+	// the worker's container.
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		slug := d.slug()
-		if slug != "" {
-			b, _ := os.ReadFile(filepath.Join(d.home, "runs", slug, transcript.TranscriptName))
-			if strings.Contains(string(b), "sleep 600") {
-				break
-			}
+		if slug := d.slug(); slug != "" && containerRuns(t, "dw-"+slug, "sleep 600") {
+			break
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
@@ -179,7 +176,6 @@ func TestRunsExportAfterSIGKILL(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	time.Sleep(time.Second)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -316,4 +312,30 @@ func TestRunsCleanForceSalvagesAnUnexportableVolume(t *testing.T) {
 	if left := storesUnder(d.home); len(left) != 0 {
 		t.Errorf("volume file systems left: %q", left)
 	}
+}
+
+// containerRuns reports whether a process of the container runs a command
+// line holding args (false while the container does not exist).
+func containerRuns(t *testing.T, container, args string) bool {
+	t.Helper()
+	code, body, err := engineRequest(t.Context(), http.MethodGet, "/containers/"+container+"/top")
+	if err != nil {
+		t.Fatalf("top %s: %v", container, err)
+	}
+	if code != http.StatusOK {
+		return false // not there yet, or not running
+	}
+	var top struct {
+		Titles    []string
+		Processes [][]string
+	}
+	if err := json.Unmarshal(body, &top); err != nil {
+		t.Fatalf("top %s: %v: %s", container, err, body)
+	}
+	for _, p := range top.Processes {
+		if len(p) > 0 && strings.Contains(p[len(p)-1], args) {
+			return true
+		}
+	}
+	return false
 }

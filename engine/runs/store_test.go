@@ -122,7 +122,7 @@ func TestLeftoversAskTheDaemonOncePerCall(t *testing.T) {
 	}
 }
 
-func TestWatchSeesRunsOfOtherProcessesWithinASecond(t *testing.T) {
+func TestWatchSeesRunsOfOtherProcesses(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.addRun("old", nil)
@@ -132,7 +132,9 @@ func TestWatchSeesRunsOfOtherProcessesWithinASecond(t *testing.T) {
 	}
 	next := func(want EventKind, slug string) Event {
 		t.Helper()
-		timeout := time.After(time.Second)
+		// A liveness bound only: the events come from fsnotify and the
+		// liveness tick, the rescan catches the rest.
+		timeout := time.After(30 * time.Second)
 		for {
 			select {
 			case ev := <-ch:
@@ -140,7 +142,7 @@ func TestWatchSeesRunsOfOtherProcessesWithinASecond(t *testing.T) {
 					return ev
 				}
 			case <-timeout:
-				t.Fatalf("no %v event for %s within a second", want, slug)
+				t.Fatalf("no %v event for %s within 30 s", want, slug)
 			}
 		}
 	}

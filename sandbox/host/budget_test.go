@@ -17,18 +17,14 @@ func TestFillIsStoppedDuringTheCommand(t *testing.T) {
 	cfg := r.config()
 	cfg.Limits.MaxBytes = 50 << 20
 	w := open(t, cfg)
-	start := time.Now()
-	_, err := w.Bash(t.Context(), "for i in $(seq 200); do head -c 1048576 /dev/urandom > fill$i; sleep 0.02; done; echo done > finished", 120*time.Second)
-	elapsed := time.Since(start)
+	// The command's own end is what "finished" marks: stopped during the
+	// command, it never appears (no time is asserted).
+	_, err := w.Bash(t.Context(), "for i in $(seq 200); do head -c 1048576 /dev/urandom > fill$i; sleep 0.02; done; echo done > finished", 10*time.Minute)
 	if !sandbox.IsBudget(err) || !strings.Contains(err.Error(), "worktree exceeds 50 MB") {
 		t.Fatalf("Bash: %v, want the budget breach", err)
 	}
 	if exists(filepath.Join(r.worktree, "finished")) || exists(filepath.Join(r.worktree, "fill200")) {
 		t.Error("the command ran to its end")
-	}
-	t.Logf("stopped after %v", elapsed)
-	if elapsed > 10*time.Second {
-		t.Errorf("stopped only after %v", elapsed)
 	}
 	// Every later call ends the run the same way.
 	if _, err := w.ListDir(t.Context(), "."); !sandbox.IsBudget(err) {

@@ -65,10 +65,12 @@ func TestBashTimeoutKillsAndServerStaysUsable(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			c := tr.start(t, t.TempDir())
+			// The command would run ten minutes: returning within a
+			// minute is the timeout's kill (a liveness bound, not speed).
 			start := time.Now()
 			res, err := c.Bash(t.Context(), "echo partial; sleep 600", time.Second)
-			if elapsed := time.Since(start); elapsed >= 3*time.Second {
-				t.Errorf("took %v, want < 3s", elapsed)
+			if elapsed := time.Since(start); elapsed >= time.Minute {
+				t.Errorf("took %v, want the command killed at its 1 s timeout", elapsed)
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -86,7 +88,7 @@ func TestBashTimeoutKillsAndServerStaysUsable(t *testing.T) {
 // waitDead waits until the process pid is gone or a zombie.
 func waitDead(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if errors.Is(err, os.ErrNotExist) {
@@ -97,7 +99,7 @@ func waitDead(t *testing.T, pid int) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("process %d still alive 5s after its command ended", pid)
+	t.Fatalf("process %d still alive 30 s after its command ended", pid)
 }
 
 // readPID reads the pid a job wrote to file.
@@ -119,13 +121,10 @@ func TestBashBackgroundJobDiesWithBash(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			dir := t.TempDir()
 			c := tr.start(t, dir)
-			start := time.Now()
 			// The job records its pid before bash goes on, so the test
-			// knows which process must die.
-			res := mustBash(t, c, `(echo $BASHPID > job.pid; sleep 30; echo late > late.txt) & while [ ! -s job.pid ]; do :; done; echo hi`)
-			if elapsed := time.Since(start); elapsed >= 3*time.Second {
-				t.Errorf("took %v, want an immediate return", elapsed)
-			}
+			// knows which process must die. It outlasts mustBash's
+			// timeout: a bash that waited for it would time out.
+			res := mustBash(t, c, `(echo $BASHPID > job.pid; sleep 600; echo late > late.txt) & while [ ! -s job.pid ]; do :; done; echo hi`)
 			if res.Output != "hi\n" || res.ExitCode != 0 {
 				t.Errorf("got %+v, want exit 0 and hi", res)
 			}
@@ -194,18 +193,16 @@ func TestBashCancel(t *testing.T) {
 				errc <- err
 			}()
 			waitFile(t, filepath.Join(dir, "sh.pid"))
-			start := time.Now()
 			cancel()
+			// The command would run ten minutes, its timeout is one:
+			// returning within 30 s is the cancel's doing.
 			select {
 			case err := <-errc:
 				if !errors.Is(err, context.Canceled) {
 					t.Errorf("error %v, want context.Canceled", err)
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("cancelled Bash did not return within 5s")
-			}
-			if elapsed := time.Since(start); elapsed >= 2*time.Second {
-				t.Errorf("cancel took %v", elapsed)
+			case <-time.After(30 * time.Second):
+				t.Fatal("cancelled Bash did not return within 30 s")
 			}
 			waitDead(t, readPID(t, filepath.Join(dir, "sh.pid")))
 			if c.Err() != nil {
@@ -265,12 +262,12 @@ func TestMeasureWhileBashRuns(t *testing.T) {
 // waitFile waits until file exists.
 func waitFile(t *testing.T, file string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(file); err == nil {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("%s did not appear within 10s", file)
+	t.Fatalf("%s did not appear within a minute", file)
 }

@@ -121,13 +121,11 @@ func TestNothingBeforeHello(t *testing.T) {
 // nothing was left.
 func TestBashReportsNoLeftoverAfterKillingAdoptedJobs(t *testing.T) {
 	c, _ := startProcess(t, []string{"-root", t.TempDir()})
-	start := time.Now()
+	// The job outlasts mustBash's timeout: had it been waited for, the
+	// command would have timed out.
 	res := mustBash(t, c, "setsid sleep 600 & echo started")
 	if res.Output != "started\n" || res.Leftover != 0 {
 		t.Fatalf("reply %+v, want the output and no leftover", res)
-	}
-	if time.Since(start) > 5*time.Second {
-		t.Fatalf("the command took %v: the escaped job was waited for", time.Since(start))
 	}
 }
 

@@ -66,10 +66,16 @@ const (
 )
 
 // Aggregate computes the overall row and one row per group, the groups
-// sorted by run count (most first), then name.
+// sorted by run count (most first), then name. Runs whose run.json could
+// not be read are left out: nothing of them is known (see Unreadable).
 func Aggregate(runs []backend.Run, g Grouping) (overall Row, rows []Row) {
 	groups := map[string][]backend.Run{}
+	readable := make([]backend.Run, 0, len(runs))
 	for _, r := range runs {
+		if r.Problem != "" {
+			continue
+		}
+		readable = append(readable, r)
 		name := r.Model
 		if g == ByRepo {
 			name = filepath.Base(r.Repo)
@@ -82,7 +88,7 @@ func Aggregate(runs []backend.Run, g Grouping) (overall Row, rows []Row) {
 		}
 		groups[name] = append(groups[name], r)
 	}
-	overall = aggregate("overall", runs)
+	overall = aggregate("overall", readable)
 	for name, rs := range groups {
 		rows = append(rows, aggregate(name, rs))
 	}
@@ -126,6 +132,18 @@ func aggregate(name string, runs []backend.Run) Row {
 	r.MedianTurns = median(turns)
 	r.MedianTokens = median(tokens)
 	return r
+}
+
+// Unreadable are the runs whose run.json could not be read, which
+// Aggregate leaves out, in the order given.
+func Unreadable(runs []backend.Run) []backend.Run {
+	var out []backend.Run
+	for _, r := range runs {
+		if r.Problem != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // median of xs, -1 for none.
@@ -243,8 +261,16 @@ func (m Model) View() string {
 	}
 	lines := []string{
 		fit.Line(s.Title.Render("Review statistics")+s.Muted.Render(" · by "+by+" · medians over finished runs"), w),
-		"",
 	}
+	// Named first, where no number of rows can push them out of sight.
+	if bad := Unreadable(m.runs); len(bad) > 0 {
+		slugs := make([]string, len(bad))
+		for i, r := range bad {
+			slugs[i] = termsafe.Line(r.Slug)
+		}
+		lines = append(lines, fit.Line(s.Warn.Render(fmt.Sprintf("%d not counted, run.json unreadable: %s", len(bad), strings.Join(slugs, ", "))), w))
+	}
+	lines = append(lines, "")
 	nameW := max(10, min(40, w/3))
 	fitCols := 0
 	used := nameW

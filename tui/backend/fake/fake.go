@@ -36,6 +36,9 @@ type Store struct {
 	watchers []chan []backend.Change
 	// Delay is added to every call (a slow git, a slow disk).
 	Delay time.Duration
+	// Hold, when set, makes every call wait until it is closed (a git
+	// that does not answer).
+	Hold chan struct{}
 	// Err, when set, is returned by the named method.
 	Err map[string]error
 	// Models is what Models returns.
@@ -73,8 +76,15 @@ func (s *Store) Calls() []Call {
 func (s *Store) record(ctx context.Context, c Call) error {
 	s.mu.Lock()
 	s.calls = append(s.calls, c)
-	d, err := s.Delay, s.Err[c.Method]
+	d, err, hold := s.Delay, s.Err[c.Method], s.Hold
 	s.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	if d > 0 {
 		select {
 		case <-time.After(d):
