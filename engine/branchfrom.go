@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -63,11 +63,11 @@ func (r *Runner) snapshotRun(ctx context.Context, runDir, slug string, rec trans
 	if _, err := os.Lstat(rec.Worktree); errors.Is(err, fs.ErrNotExist) {
 		return nil // the worktree is gone; its branch is all there is
 	}
-	prior, err := GuardPriorRun(ctx, runDir, rec, UseBranchFrom)
+	prior, err := runs.GuardPriorRun(ctx, runDir, rec, runs.UseBranchFrom)
 	if err != nil {
 		return err
 	}
-	if _, err := QuarantineCrashedTree(runDir, rec); err != nil {
+	if _, err := runs.QuarantineCrashedTree(runDir, rec); err != nil {
 		return refuse("", "cannot branch from run '%s': %v", slug, err)
 	}
 	snap, err := gitops.New().SnapshotWorktree(ctx, prior.Worktree, prior.GitDir, "dirtywork: snapshot of run "+slug)
@@ -78,13 +78,4 @@ func (r *Runner) snapshotRun(ctx context.Context, runDir, slug string, rec trans
 		fmt.Fprintf(r.Stderr, "snapshot %s on %s (from @%s)\n", snap.Commit, prior.Branch, slug)
 	}
 	return nil
-}
-
-func samePath(a, b string) bool {
-	ra, errA := filepath.EvalSymlinks(a)
-	rb, errB := filepath.EvalSymlinks(b)
-	if errA != nil || errB != nil {
-		return filepath.Clean(a) == filepath.Clean(b)
-	}
-	return ra == rb
 }

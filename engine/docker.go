@@ -61,7 +61,7 @@ func (r *Runner) dockerBackend() dockerBackend {
 func (r *Runner) dockerPreflight(ctx context.Context, p *prepared) error {
 	cfg := dockerConfig(p.spec, p.repo)
 	if err := r.dockerBackend().preflight(ctx, cfg); err != nil {
-		return &PreflightError{Msg: err.Error(), Hint: DockerHint(err), Err: err}
+		return &PreflightError{Msg: err.Error(), Hint: dockerHint(err), Err: err}
 	}
 	p.docker = cfg
 	return nil
@@ -83,9 +83,9 @@ func dockerConfig(spec Spec, repo gitops.Repo) docker.WorkspaceConfig {
 }
 
 // dockerHint is the fix for a docker preflight refusal.
-// DockerHint is the fix a docker refusal names for err: what to start,
+// dockerHint is the fix a docker refusal names for err: what to start,
 // build or free, or how to do without docker.
-func DockerHint(err error) string {
+func dockerHint(err error) string {
 	switch {
 	case errors.Is(err, docker.ErrDaemonUnreachable), errors.Is(err, docker.ErrTimedOut):
 		return "start the Docker daemon (or point DOCKER_HOST at one that runs), or " + hostModeHint

@@ -156,7 +156,7 @@ func TestNoToolboxHintNamesRealTasks(t *testing.T) {
 		}
 	}
 	wrapped := fmt.Errorf("tool server for image w (linux/riscv64): %w", docker.ErrNoToolbox)
-	if DockerHint(wrapped) == DockerHint(errors.New("other")) {
-		t.Errorf("ErrNoToolbox gets the generic hint %q", DockerHint(wrapped))
+	if dockerHint(wrapped) == dockerHint(errors.New("other")) {
+		t.Errorf("ErrNoToolbox gets the generic hint %q", dockerHint(wrapped))
 	}
 }

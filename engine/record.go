@@ -251,3 +251,11 @@ func finalizeErrorText(err error) string {
 	}
 	return kind + ": " + err.Error()
 }
+
+// sealBaseline records the seal's baseline in run.json, so that the tree
+// of a run that dies before its finalize can be sealed as the finalize
+// would have (QuarantineCrashedTree). A record that cannot be written
+// only costs that.
+func (r *record) sealBaseline(since time.Time) {
+	_, _ = transcript.Patch(r.dir, transcript.SealBaselineFields{SealBaseline: since.UTC().Format(time.RFC3339Nano)})
+}

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -95,7 +96,7 @@ func WaitRun(ctx context.Context, runDir string) error {
 		}
 		// A run 0.9.1 started has no lock; its recorded process decides.
 		rf, _ := transcript.ReadRun(runDir) // unreadable: no recorded process
-		alive, err := priorAlive(runDir, rf.Record)
+		alive, err := runs.PriorAlive(runDir, rf.Record)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -56,7 +57,7 @@ type ResumeOverrides struct {
 
 // resumePlan is what a resume carries into execute.
 type resumePlan struct {
-	prior *PriorRun
+	prior *runs.PriorRun
 	// base is the prior run's base commit: the new run's too.
 	base string
 	// slugTask is the prior task without markers: the new slug's words.
@@ -97,7 +98,7 @@ func (r *Runner) prepareResume(ctx context.Context, req ResumeRequest) (*prepare
 	if err != nil {
 		return nil, err
 	}
-	guarded, err := GuardPriorRun(ctx, dir, prior.Record, UseResume)
+	guarded, err := runs.GuardPriorRun(ctx, dir, prior.Record, runs.UseResume)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +218,7 @@ func ResumeTarget(target string) (string, error) {
 		if err != nil {
 			return "", refuse("", "no run directory at %s", abs)
 		}
-		if !isDir(dir) {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return "", refuse("", "%s is not a run directory", abs)
 		}
 		return dir, nil

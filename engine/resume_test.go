@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dirtywork/dirtywork/engine/provider"
+	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -132,7 +133,7 @@ func TestDockerResumeStashesThePriorWorkAroundTheExport(t *testing.T) {
 			var sawStash, sawLane []string
 			op.export = func(lane string) (sandbox.Finalization, error) {
 				sawLane = names(t, lane)
-				stashes, _ := filepath.Glob(lane + PreResumeMarker + "*")
+				stashes, _ := filepath.Glob(lane + runs.PreResumeMarker + "*")
 				if len(stashes) == 1 {
 					sawStash = names(t, stashes[0])
 				}
@@ -158,7 +159,7 @@ func TestDockerResumeStashesThePriorWorkAroundTheExport(t *testing.T) {
 			if data, _ := os.ReadFile(filepath.Join(wt, "prior.txt")); string(data) != "prior work\n" {
 				t.Fatalf("prior.txt = %q", data)
 			}
-			if stashes, _ := filepath.Glob(wt + PreResumeMarker + "*"); len(stashes) != 0 {
+			if stashes, _ := filepath.Glob(wt + runs.PreResumeMarker + "*"); len(stashes) != 0 {
 				t.Fatalf("stash left: %v", stashes)
 			}
 		})
@@ -179,10 +180,10 @@ func TestDockerResumeNeverUsesSomeoneElsesStash(t *testing.T) {
 	// The stash's name becomes known once the run exists; make it taken
 	// right then, as a stranger racing the resume would.
 	r.OnStarted = func(s Started) {
-		if err := os.Mkdir(wt+PreResumeMarker+s.Slug, 0o700); err != nil {
+		if err := os.Mkdir(wt+runs.PreResumeMarker+s.Slug, 0o700); err != nil {
 			t.Error(err)
 		}
-		writeIn(t, wt+PreResumeMarker+s.Slug, "theirs.txt", "not ours\n")
+		writeIn(t, wt+runs.PreResumeMarker+s.Slug, "theirs.txt", "not ours\n")
 	}
 	p, err := r.Resume(t.Context(), resumeReq(filepath.Base(prior.RunDir)))
 	if err != nil {
@@ -191,7 +192,7 @@ func TestDockerResumeNeverUsesSomeoneElsesStash(t *testing.T) {
 	if p.Status != transcript.StatusExportFailed || !slices.Equal(sawLane, []string{".git", "app.txt", "prior.txt"}) {
 		t.Fatalf("status %s, lane at the export %v", p.Status, sawLane)
 	}
-	if got := names(t, wt+PreResumeMarker+filepath.Base(p.RunDir)); !slices.Equal(got, []string{"theirs.txt"}) {
+	if got := names(t, wt+runs.PreResumeMarker+filepath.Base(p.RunDir)); !slices.Equal(got, []string{"theirs.txt"}) {
 		t.Fatalf("the stranger's directory now holds %v", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine/policy"
 	"github.com/dirtywork/dirtywork/engine/provider"
 	"github.com/dirtywork/dirtywork/engine/provider/openai"
+	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/engine/tools"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
@@ -31,19 +32,9 @@ const AllowUnconfinedEnv = host.AllowUnconfinedEnv
 // (unix nanoseconds) on stderr, for the performance harness.
 const TimingsEnv = "DIRTYWORK_TIMINGS"
 
-// PreflightError refuses a run before anything was created (exit 2).
-type PreflightError struct {
-	Msg  string
-	Hint string
-	// Err is the refusal's cause when one was classified (a docker
-	// sentinel, say), so callers can refine the hint; nil otherwise.
-	Err error
-}
-
-func (e *PreflightError) Error() string { return e.Msg }
-
-// Unwrap exposes the cause.
-func (e *PreflightError) Unwrap() error { return e.Err }
+// PreflightError is a run refused before it created anything (exit 2):
+// the runs store's Refusal, so a refusal of either reads the same.
+type PreflightError = runs.Refusal
 
 func refuse(hint, format string, args ...any) *PreflightError {
 	return &PreflightError{Msg: fmt.Sprintf(format, args...), Hint: hint}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/sandbox/pause"
@@ -24,7 +25,7 @@ func (r *Runner) finalizeWork(ctx context.Context, p *prepared, ws sandbox.Works
 		return finalize(ctx, ws)
 	}
 	wt := p.resume.prior.Worktree
-	stash := wt + PreResumeMarker + p.slug
+	stash := wt + runs.PreResumeMarker + p.slug
 	// A name never used before (the slug is new): an existing entry is
 	// someone else's, and left alone.
 	if err := os.Mkdir(stash, 0o700); err != nil {

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"maps"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/engine/runs"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // carriedFlags are run's flags a resume does not take: the run being
@@ -80,7 +84,7 @@ status, 2 refused with nothing created and the resumed run untouched).`,
 			}
 			return executeRun(c.Context(), io, spec, child, func(r *engine.Runner, s engine.Spec) (*engine.Payload, error) {
 				req.Spec = s // with the API key
-				return store.Resume(c.Context(), r, req)
+				return resumeInStore(c.Context(), store, r, req)
 			})
 		},
 	}
@@ -103,4 +107,23 @@ func inheritedOrCarried() map[string]bool {
 	out := maps.Clone(carriedFlags)
 	maps.Copy(out, inheritedFlags)
 	return out
+}
+
+// resumeInStore continues an ended run of the store in its worktree with a new
+// run started by r (see engine.Runner.Resume, RE-*). req.Target is a slug
+// of this store, or a run directory when it holds a path separator (RE-1).
+// A refusal is an *engine.PreflightError: nothing was created and the
+// resumed run is as it was.
+func resumeInStore(ctx context.Context, s *runs.Store, r *engine.Runner, req engine.ResumeRequest) (*engine.Payload, error) {
+	if req.RunDir == "" && !strings.ContainsRune(req.Target, filepath.Separator) && !filepath.IsAbs(req.Target) {
+		if err := transcript.ValidSlug(req.Target); err != nil {
+			return nil, &engine.PreflightError{Msg: err.Error(), Hint: "see 'dirtywork runs list'", Err: err}
+		}
+		dir, err := transcript.FindRunDir(s.Root(), req.Target)
+		if err != nil {
+			return nil, &engine.PreflightError{Msg: err.Error(), Hint: "see 'dirtywork runs list'", Err: err}
+		}
+		req.RunDir = dir
+	}
+	return r.Resume(ctx, req)
 }

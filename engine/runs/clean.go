@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/sandbox/export"
@@ -441,7 +440,7 @@ func (c *cleaner) worktree(ctx context.Context) bool {
 }
 
 // quarantineCrashed moves the worker's repositories out of the tree of
-// a host run that died before its finalize (engine.QuarantineCrashedTree)
+// a host run that died before its finalize (QuarantineCrashedTree)
 // before the tree is parked. It reports whether cleaning may go on.
 func (c *cleaner) quarantineCrashed() bool {
 	moved, err := c.s.quarantineCrashed(c.run)
@@ -455,7 +454,7 @@ func (c *cleaner) quarantineCrashed() bool {
 	return true
 }
 
-// quarantineCrashed is engine.QuarantineCrashedTree for run, read afresh.
+// quarantineCrashed is QuarantineCrashedTree for run, read afresh.
 func (s *Store) quarantineCrashed(run *Run) ([]string, error) {
 	if run.Record.Status != transcript.StatusRunning || run.Record.Sandbox == "docker" {
 		return nil, nil
@@ -464,7 +463,7 @@ func (s *Store) quarantineCrashed(run *Run) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.QuarantineCrashedTree(run.Dir, rf.Record)
+	return QuarantineCrashedTree(run.Dir, rf.Record)
 }
 
 // worktreeGone handles a worktree deleted by hand: prune, and delete the
@@ -556,7 +555,7 @@ func (c *cleaner) stashList() []string {
 	if wt == "" {
 		return nil
 	}
-	all, _ := engine.PreResumeStashes(wt)
+	all, _ := PreResumeStashes(wt)
 	var out []string
 	for _, st := range all {
 		if fi, err := os.Lstat(st); err == nil && fi.IsDir() {

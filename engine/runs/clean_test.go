@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -491,7 +490,7 @@ func TestCleanNeverDeletesAPreResumeStashItDidNotPark(t *testing.T) {
 	repo := newRepo(t)
 	stashOf := func(wt, slug string, files map[string]string) string {
 		t.Helper()
-		st := wt + engine.PreResumeMarker + slug
+		st := wt + PreResumeMarker + slug
 		if err := os.Mkdir(st, 0o700); err != nil {
 			t.Fatal(err)
 		}

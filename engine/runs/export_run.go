@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
@@ -52,7 +51,7 @@ var checkExportLane = docker.CheckExportLane
 
 // ExportRun exports the kept work volume of the docker run slug into its
 // lane, and records the result in its run.json. Whatever
-// refuses the export before it is tried is a *engine.PreflightError (exit 2), in
+// refuses the export before it is tried is a *Refusal (exit 2), in
 // the contract's order: an unknown slug, a run that is not a docker run,
 // one still running, no volume recorded, a worktree that is gone,
 // unreadable or not pristine (anything but its .git file), a daemon that
@@ -67,9 +66,9 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	if err != nil {
 		if errors.Is(err, docker.ErrVolumeMissing) {
 			msg := fmt.Sprintf("volume %s of '%s' does not exist", cfg.Volume, slug)
-			return nil, &engine.PreflightError{Msg: msg, Err: errors.New(msg)}
+			return nil, &Refusal{Msg: msg, Err: errors.New(msg)}
 		}
-		return nil, &engine.PreflightError{Msg: err.Error(), Hint: engine.DockerHint(err), Err: err}
+		return nil, &Refusal{Msg: err.Error(), Hint: exportHint(err), Err: err}
 	}
 	if fin.ExportStatus == "ok" {
 		// The volume's tree reached the lane by a download after the run
@@ -77,7 +76,7 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 		// worker's git-ignored files are taken out of the lane and
 		// listed here instead. Their times were rewritten by the export,
 		// so every ignored file counts as the run's, the setup's too.
-		if b, err := engine.BaseSealBaseline(ctx, cfg.RepoRoot, cfg.BaseCommit); err == nil {
+		if b, err := BaseSealBaseline(ctx, cfg.RepoRoot, cfg.BaseCommit); err == nil {
 			b.Untimed = true
 			report, _, serr := seal.Seal(ctx, cfg.Worktree, b, true)
 			if serr != nil {
@@ -128,7 +127,7 @@ func SalvageRun(ctx context.Context, slug string, opts ExportOptions) (docker.Vo
 func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (docker.VolumeExport, string, error) {
 	refuse := func(format string, args ...any) (docker.VolumeExport, string, error) {
 		msg := fmt.Sprintf(format, args...)
-		return docker.VolumeExport{}, "", &engine.PreflightError{Msg: msg, Err: errors.New(msg)}
+		return docker.VolumeExport{}, "", &Refusal{Msg: msg, Err: errors.New(msg)}
 	}
 	if err := transcript.ValidSlug(slug); err != nil {
 		return refuse("%v", err)
@@ -218,4 +217,17 @@ func defaulted(v, def int) int {
 		return def
 	}
 	return v
+}
+
+// exportHint is the fix an export the docker sandbox refused names.
+func exportHint(err error) string {
+	switch {
+	case errors.Is(err, docker.ErrDaemonUnreachable), errors.Is(err, docker.ErrTimedOut):
+		return "start the Docker daemon (or point DOCKER_HOST at one that runs)"
+	case errors.Is(err, docker.ErrLowDiskSpace):
+		return "free disk space for docker"
+	case errors.Is(err, docker.ErrNoToolbox):
+		return "export with a dirtywork that carries the Linux tool servers (task build:carry)"
+	}
+	return "fix the docker setup named above"
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -103,7 +102,7 @@ func TestExportRunRefusals(t *testing.T) {
 				c.setup(t, f)
 			}
 			_, err := ExportRun(t.Context(), f.slug, ExportOptions{})
-			var pe *engine.PreflightError
+			var pe *Refusal
 			if !errors.As(err, &pe) || !strings.Contains(pe.Msg, c.want) {
 				t.Fatalf("ExportRun: %v, want a refusal saying %q", err, c.want)
 			}
@@ -114,14 +113,14 @@ func TestExportRunRefusals(t *testing.T) {
 	}
 	t.Run("unknown slug", func(t *testing.T) {
 		newExportFixture(t, nil, sandbox.Finalization{}, nil)
-		var pe *engine.PreflightError
+		var pe *Refusal
 		if _, err := ExportRun(t.Context(), "no-such-run", ExportOptions{}); !errors.As(err, &pe) {
 			t.Fatalf("ExportRun: %v, want a refusal", err)
 		}
 	})
 	t.Run("volume gone", func(t *testing.T) {
 		f := newExportFixture(t, nil, sandbox.Finalization{}, docker.ErrVolumeMissing)
-		var pe *engine.PreflightError
+		var pe *Refusal
 		if _, err := ExportRun(t.Context(), f.slug, ExportOptions{}); !errors.As(err, &pe) || !strings.Contains(pe.Msg, "does not exist") {
 			t.Fatalf("ExportRun: %v, want 'does not exist'", err)
 		}

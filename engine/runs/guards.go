@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -28,15 +27,15 @@ func (r *Run) Strict() error {
 }
 
 // Guard applies RE-4's guards for use, shared with resume and
-// --branch-from @slug: engine.GuardPriorRun decides (a *PreflightError
+// --branch-from @slug: GuardPriorRun decides (a *PreflightError
 // worded for the use), then the lane is opened as the store's other verbs
 // open it.
-func (s *Store) Guard(ctx context.Context, run *Run, use engine.PriorUse) (*lane, error) {
+func (s *Store) Guard(ctx context.Context, run *Run, use PriorUse) (*lane, error) {
 	rf, err := transcript.ReadRun(run.Dir) // afresh: the run may have moved on since it was listed
 	if err != nil {
 		return nil, err
 	}
-	if _, err := engine.GuardPriorRun(ctx, run.Dir, rf.Record, use); err != nil {
+	if _, err := GuardPriorRun(ctx, run.Dir, rf.Record, use); err != nil {
 		return nil, err
 	}
 	return s.openLane(ctx, run)

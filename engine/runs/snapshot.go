@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -46,7 +45,7 @@ func (s *Store) Snapshot(ctx context.Context, slug string) (*SnapshotResult, err
 	if err := run.Strict(); err != nil {
 		return nil, err
 	}
-	l, err := s.Guard(ctx, run, engine.UseSnapshot)
+	l, err := s.Guard(ctx, run, UseSnapshot)
 	if err != nil {
 		return nil, err
 	}

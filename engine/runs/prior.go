@@ -1,4 +1,4 @@
-package engine
+package runs
 
 import (
 	"context"
@@ -71,10 +71,10 @@ type PriorRun struct {
 // .git, one that is not a linked worktree of the run's repository (or has
 // another branch checked out than run.json says), and one with a
 // pre-resume stash beside it, which is listed and left alone. Every
-// refusal is a *PreflightError.
+// refusal is a *Refusal.
 func GuardPriorRun(ctx context.Context, dir string, rec transcript.RunRecord, use PriorUse) (*PriorRun, error) {
 	slug := filepath.Base(dir)
-	alive, err := priorAlive(dir, rec)
+	alive, err := PriorAlive(dir, rec)
 	if err != nil {
 		return nil, refuse("", "cannot tell whether run '%s' is alive: %v", slug, err)
 	}
@@ -108,7 +108,7 @@ func GuardPriorRun(ctx context.Context, dir string, rec transcript.RunRecord, us
 		return nil, refuse("", "run '%s': %v", slug, err)
 	}
 	for _, l := range lanes {
-		if samePath(l.Worktree, linked.Path) && (l.GitDir != "" && !samePath(l.GitDir, linked.GitDir) || l.Branch != branch) {
+		if resolved(l.Worktree) == resolved(linked.Path) && (l.GitDir != "" && resolved(l.GitDir) != resolved(linked.GitDir) || l.Branch != branch) {
 			return nil, refuse("", "run '%s': its lane (%s on %s) does not match git's worktree record (%s on %s)",
 				slug, l.GitDir, l.Branch, linked.GitDir, branch)
 		}
@@ -146,12 +146,12 @@ func PreResumeStashes(worktree string) ([]string, error) {
 	return out, nil
 }
 
-// priorAlive reports whether the run in dir still runs: its liveness lock
+// PriorAlive reports whether the run in dir still runs: its liveness lock
 // is held; or, for a record made before there was one (dirtywork 0.9.1),
 // its status is running and its host_pid is still the run's process
 // (transcript.LegacyAlive: D-4's signal 0, and a process that looks like
 // the run's).
-func priorAlive(dir string, rec transcript.RunRecord) (bool, error) {
+func PriorAlive(dir string, rec transcript.RunRecord) (bool, error) {
 	alive, err := transcript.IsAlive(dir)
 	if err != nil || alive {
 		return alive, err
