@@ -33,9 +33,13 @@ type session struct {
 // the index only; the first leaves that to the caller (initRepo), which
 // may let it run while the model is asked. On failure nothing of the
 // session is left.
+//
+// The first session's base pack is uploaded while the container starts:
+// the tool server, in the toolbox volume, needs nothing of it, and the
+// session is returned once both are done.
 func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, err error) {
 	spec := workerSpec(w.names, w.imageID, w.labels, w.limits, w.cfg.AllowNetwork)
-	id, err := w.cl.createContainer(ctx, w.names.Container, spec)
+	id, err := w.createWorkerContainer(ctx, w.names.Container, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -47,15 +51,22 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 		}
 	}()
 	if first {
-		if err := w.fillVolumes(ctx, id); err != nil {
+		if err := w.prepareVolumes(ctx, id); err != nil {
 			return nil, err
 		}
-		w.cfg.trace("upload")
+		uploaded := make(chan error, 1)
+		go func() { uploaded <- w.uploadTools(ctx, id) }()
+		defer func() {
+			// The upload reads the pack's files: it ends before the
+			// session is returned or discarded.
+			if uerr := <-uploaded; err == nil && uerr != nil {
+				err = uerr
+			}
+		}()
 	}
 	if err := w.attachAndStart(ctx, s); err != nil {
 		return nil, err
 	}
-	w.cfg.trace("start")
 	info, err := s.tb.Hello(ctx, w.cfg.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("start the tool server in %s: %w%s", w.names.Container, err, s.log.suffix())
@@ -64,6 +75,7 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 		return nil, fmt.Errorf("tool server in %s runs as uid %d pid %d (dumpable %v), want uid %d, pid 1, not dumpable",
 			w.names.Container, info.UID, info.PID, info.Dumpable, workerUID)
 	}
+	w.cfg.trace("start")
 	if !first {
 		if err := w.initRepo(ctx, s, false); err != nil {
 			return nil, err
@@ -154,19 +166,12 @@ func (w *Workspace) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// fillVolumes uploads the tool server and base pack into the tools volume
-// and hands the work volume's root to the worker, through the created
-// container: the Engine API's archive upload, no helper container. A
-// work volume on a file system of its own was made with the worker's
-// root already (and each upload mounts every volume of the container).
-func (w *Workspace) fillVolumes(ctx context.Context, id string) error {
-	tools := toolsEntries(w.toolbox, w.pack)
-	if w.egressWanted() {
-		tools = append(tools, egressDirEntry())
-	}
-	if err := w.uploadEntries(ctx, id, toolsDir, tools); err != nil {
-		return err
-	}
+// prepareVolumes hands the work volume's root to the worker and, for a
+// resumed run, seeds it, through the created container id, before it
+// starts: the Engine API's archive upload, no helper container. A work
+// volume on a file system of its own was made with the worker's root
+// already (and each upload mounts every volume of the container).
+func (w *Workspace) prepareVolumes(ctx context.Context, id string) error {
 	if w.store == nil {
 		if err := w.uploadEntries(ctx, id, workDir, workRootEntries()); err != nil {
 			return err
@@ -176,6 +181,25 @@ func (w *Workspace) fillVolumes(ctx context.Context, id string) error {
 		return nil
 	}
 	return w.seedVolume(ctx, id)
+}
+
+// uploadTools uploads the base pack, once made (open makes it meanwhile),
+// and the egress proxy's directory into the run's tools volume through
+// container id.
+func (w *Workspace) uploadTools(ctx context.Context, id string) error {
+	<-w.packed
+	if w.packErr != nil {
+		return w.packErr
+	}
+	tools := toolsEntries(w.pack)
+	if w.egressWanted() {
+		tools = append(tools, egressDirEntry())
+	}
+	if err := w.uploadEntries(ctx, id, toolsDir, tools); err != nil {
+		return err
+	}
+	w.cfg.trace("upload")
+	return nil
 }
 
 // uploadEntries streams entries as a tar archive into dir of container id.

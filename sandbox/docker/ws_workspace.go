@@ -34,8 +34,13 @@ type Workspace struct {
 	labels  map[string]string
 	limits  limits
 	imageID string
+	arch    string // the image's architecture, as Go names it
 	digest  *string
+	// pack is the base pack, packErr why it could not be made; both are
+	// set once packed is closed (open makes it meanwhile).
 	pack    *basePack
+	packErr error
+	packed  chan struct{}
 	// baseline fills the host lane with the base tree meanwhile.
 	baseline *baseline
 	// size says how the tree's caps hold; store, when the kernel holds
@@ -151,32 +156,41 @@ func (w *Workspace) open(ctx context.Context) error {
 	if err != nil {
 		return imageError(w.cfg.Image, err)
 	}
-	w.imageID, w.digest = img.id, img.digest
+	w.imageID, w.digest, w.arch = img.id, img.digest, img.arch
 	if w.toolbox, err = imageToolbox(w.cfg, img); err != nil {
 		return err
 	}
 	if !w.cfg.Resume { // a resumed run's lane holds the prior work: never fill it
 		w.baseline = startBaseline(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.Worktree)
 	}
-	// The work volume's file system is made while the base is packed.
+	// The base pack is made while everything up to the container's start
+	// is: only its upload, beside the start, waits for it.
+	w.packed = make(chan struct{})
+	go func() {
+		defer close(w.packed)
+		w.pack, w.packErr = makeBasePack(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory)
+		if w.packErr == nil {
+			w.cfg.trace("pack")
+		}
+	}()
+	// Close removes the pack's directory: it is known before open ends.
+	defer func() { <-w.packed }()
+	// The work volume's file system, the toolbox volume and the run's
+	// tools volume are made at once.
 	stored := make(chan sizeLimit, 1)
 	go func() { stored <- w.makeStore(ctx) }()
-	w.pack, err = makeBasePack(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory)
+	tooled := make(chan error, 1)
+	go func() { tooled <- w.prepareToolbox(ctx) }()
+	toolsErr := w.cl.createVolume(ctx, w.names.ToolsVolume, w.labels)
 	w.size = <-stored
 	w.store = w.size.store // Close releases it, whatever fails from here
-	if err != nil {
-		return err
-	}
-	w.cfg.trace("pack")
+	var workErr error
 	if w.store != nil {
-		err = w.cl.createVolumeOn(ctx, w.names.WorkVolume, w.labels, w.store)
+		workErr = w.cl.createVolumeOn(ctx, w.names.WorkVolume, w.labels, w.store)
 	} else {
-		err = w.cl.createVolume(ctx, w.names.WorkVolume, w.labels)
+		workErr = w.cl.createVolume(ctx, w.names.WorkVolume, w.labels)
 	}
-	if err != nil {
-		return err
-	}
-	if err := w.cl.createVolume(ctx, w.names.ToolsVolume, w.labels); err != nil {
+	if err := errors.Join(<-tooled, toolsErr, workErr); err != nil {
 		return err
 	}
 	w.cfg.trace("volumes")
@@ -186,12 +200,16 @@ func (w *Workspace) open(ctx context.Context) error {
 	w.reaping.Go(func() {
 		defer stopReaping()
 		w.cl.ReapMarked(rctx)
+		w.cl.reapToolboxes(rctx, w.names.Toolbox.key)
 	})
 	pause.At(pause.Volume)
 	s, err := w.startSession(ctx, true)
-	// The pack and the tool server live in the tools volume now (or never
-	// will); a carried build's bytes need not stay in memory.
-	w.pack.Close()
+	// The pack lives in the tools volume now (or never will), the tool
+	// server in the toolbox volume; a carried build's bytes need not stay
+	// in memory (a refill asks for them again).
+	if w.pack != nil {
+		w.pack.Close()
+	}
 	w.toolbox = Toolbox{}
 	if err != nil {
 		return err
@@ -233,6 +251,17 @@ func (w *Workspace) open(ctx context.Context) error {
 	}
 	w.wd = startWatchdog(w)
 	return nil
+}
+
+// prepareToolbox names the toolbox volume by the tool server's hash and
+// makes sure it exists (ensureToolbox).
+func (w *Workspace) prepareToolbox(ctx context.Context) error {
+	v, err := toolboxVolumeOf(w.toolbox)
+	if err != nil {
+		return err
+	}
+	w.names.Toolbox = v
+	return w.ensureToolbox(ctx)
 }
 
 // makeStore makes the work volume's file system when the kernel can hold
