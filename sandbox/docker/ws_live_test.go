@@ -328,7 +328,7 @@ func TestLiveWorkspaceIsolationAndExport(t *testing.T) {
 	if res, err := w.Bash(ctx, "touch /rootfs-probe", 10*time.Second); err != nil || res.ExitCode == 0 {
 		t.Errorf("touch / = %+v, %v; want a failure (read-only root)", res, err)
 	}
-	if res, err := w.Bash(ctx, "touch /opt/dirtywork/probe || rm -f /opt/dirtywork/dirtywork", 10*time.Second); err != nil || res.ExitCode == 0 {
+	if res, err := w.Bash(ctx, "touch /opt/dirtywork/probe || rm -rf /opt/dirtywork/objects || touch /opt/dirtywork-bin/probe || rm -f /opt/dirtywork-bin/dirtywork", 10*time.Second); err != nil || res.ExitCode == 0 {
 		t.Errorf("writing the tools volume = %+v, %v; want a failure", res, err)
 	}
 	if got := bash(t, w, "git rev-list --all | wc -l; git rev-parse HEAD; git rev-parse HEAD^{tree}"); got != "1\n"+r.base+"\n"+r.git(t, r.root, "rev-parse", "HEAD^{tree}") {

@@ -207,6 +207,7 @@ func (w *Workspace) open(ctx context.Context) error {
 	// The pack lives in the tools volume now (or never will), the tool
 	// server in the toolbox volume; a carried build's bytes need not stay
 	// in memory (a refill asks for them again).
+	<-w.packed
 	if w.pack != nil {
 		w.pack.Close()
 	}
@@ -392,11 +393,14 @@ func (w *Workspace) Close() error {
 			errs = append(errs, err)
 		}
 	} else {
-		for _, v := range vols {
-			if err := w.removeOwnVolume(ctx, v); err != nil {
-				errs = append(errs, err)
-			}
+		// The volumes go at once too: each is a daemon call, and the
+		// work volume's file system is unmounted and detached after it.
+		verrs := make([]error, len(vols))
+		for i, v := range vols {
+			removing.Go(func() { verrs[i] = w.removeOwnVolume(ctx, v) })
 		}
+		removing.Wait()
+		errs = append(errs, slices.DeleteFunc(verrs, func(err error) bool { return err == nil })...)
 	}
 	w.cfg.trace("removed")
 	w.waitReaping()
