@@ -74,6 +74,13 @@ type toolboxVolume struct {
 
 // toolboxVolumeOf names the toolbox volume of tb's build, hashing it.
 func toolboxVolumeOf(tb Toolbox) (toolboxVolume, error) {
+	var before string
+	if tb.Path != "" {
+		if key, size, ok := rememberedKey(tb.Path); ok {
+			return toolboxVolume{key: key, name: toolboxVolumePrefix + key[:32], size: size}, nil
+		}
+		before, _ = statLine(tb.Path)
+	}
 	h := sha256.New()
 	_, _ = io.WriteString(h, toolboxKeyDomain)
 	var size int64
@@ -92,6 +99,9 @@ func toolboxVolumeOf(tb Toolbox) (toolboxVolume, error) {
 		size = int64(len(tb.Data))
 	}
 	key := hex.EncodeToString(h.Sum(nil))
+	if before != "" {
+		rememberKey(tb.Path, key, before) // unless it changed as it was read
+	}
 	return toolboxVolume{key: key, name: toolboxVolumePrefix + key[:32], size: size}, nil
 }
 
@@ -153,6 +163,12 @@ func (w *Workspace) createWorkerContainer(ctx context.Context, name string, spec
 // id that mounts it (see the package's toolbox comment). A volume that is
 // not as made is errToolboxUnfit.
 func (w *Workspace) checkToolbox(ctx context.Context, id string) error {
+	if w.store != nil {
+		// The daemon's volumes are on this machine, in this mount
+		// namespace, readable by this process (volumeStore's
+		// conditions): the volume is read where it is.
+		return w.checkToolboxHere(ctx)
+	}
 	errs := make(chan error, 3)
 	go func() {
 		labels, err := w.cl.volumeLabels(ctx, w.names.Toolbox.name)
@@ -176,6 +192,56 @@ func (w *Workspace) checkToolbox(ctx context.Context, id string) error {
 		}
 	}
 	return err
+}
+
+// checkToolboxHere is checkToolbox for a volume this process can read at
+// its mount point: the same checks, as the daemon's archives would show
+// the files, without mounting the container.
+func (w *Workspace) checkToolboxHere(ctx context.Context) error {
+	v := w.names.Toolbox
+	var vol volume.Volume
+	err := query(ctx, "inspect volume "+v.name, func(ctx context.Context) error {
+		var err error
+		vol, err = w.cl.api.VolumeInspect(ctx, v.name)
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return fmt.Errorf("%w: volume %s is gone", errToolboxUnfit, v.name)
+	case err != nil:
+		return err
+	case vol.Labels[labelToolbox] != v.key:
+		return fmt.Errorf("%w: volume %s is labelled %s=%q", errToolboxUnfit, v.name, labelToolbox, vol.Labels[labelToolbox])
+	case vol.Driver != "local" || vol.Mountpoint == "":
+		return fmt.Errorf("%w: volume %s has driver %q at %q", errToolboxUnfit, v.name, vol.Driver, vol.Mountpoint)
+	}
+	root, err := os.OpenRoot(vol.Mountpoint)
+	if err != nil {
+		return fmt.Errorf("%w: volume %s: %w", errToolboxUnfit, v.name, err)
+	}
+	defer func() { _ = root.Close() }() // read-only
+	f, err := root.OpenFile(toolboxMarker, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("%w: volume %s holds no marker", errToolboxUnfit, v.name)
+	}
+	got, rerr := io.ReadAll(io.LimitReader(f, 1024))
+	fi, serr := f.Stat()
+	_ = f.Close() // read-only
+	if rerr != nil || serr != nil || !rootOwned(fi, 0o444) || string(got) != v.key+"\n" {
+		return fmt.Errorf("%w: the marker in volume %s is not the one its fill wrote", errToolboxUnfit, v.name)
+	}
+	fi, err = root.Lstat("dirtywork")
+	if err != nil || !rootOwned(fi, 0o555) || fi.Size() != v.size {
+		return fmt.Errorf("%w: the tool server in volume %s is not the one its fill wrote", errToolboxUnfit, v.name)
+	}
+	return nil
+}
+
+// rootOwned reports whether fi is a regular file of root's with mode perm.
+func rootOwned(fi os.FileInfo, perm os.FileMode) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.Mode().IsRegular() && fi.Mode().Perm() == perm && fi.Mode()&(os.ModeSetuid|os.ModeSetgid|os.ModeSticky) == 0 &&
+		st.Uid == 0 && st.Gid == 0
 }
 
 // checkToolboxMarker checks the marker: root's regular file, mode 0444,
