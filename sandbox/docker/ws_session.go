@@ -115,17 +115,23 @@ func (w *Workspace) initRepo(ctx context.Context, s *session, populate bool) err
 // servers seconds) need not wait for. Every tool call and Finalize wait
 // for it (waitReady); the watchdog counts it as a command, so its
 // processes are not taken for strays.
+//
+// The measurer starts meanwhile too, but only what it watches waits for
+// it: a command (waitMeasured), which it measures while it runs.
 func (w *Workspace) checkOutMeanwhile(s *session) {
 	w.ready = make(chan struct{})
+	w.measured = make(chan struct{})
+	go func() {
+		defer close(w.measured)
+		// It needs the tools volume, which the first session filled.
+		w.measuredErr = w.startOutside(context.Background())
+	}()
 	w.wd.bashBegin()
 	go func() {
 		defer close(w.ready)
 		defer w.wd.bashEnd()
-		// The measurer starts meanwhile: it needs the tools volume, which
-		// the first session filled, and the first call waits for both.
-		outside := make(chan error, 1)
-		go func() { outside <- w.startOutside(context.Background()) }()
-		// So does the egress proxy, for a worker with the network.
+		// The egress proxy starts meanwhile, for a worker with the
+		// network.
 		proxy := make(chan error, 1)
 		go func() {
 			if !w.cfg.AllowNetwork {
@@ -138,9 +144,6 @@ func (w *Workspace) checkOutMeanwhile(s *session) {
 		err := w.initRepo(context.Background(), s, true)
 		if err == nil {
 			err = w.markBaseline(context.Background(), s)
-		}
-		if oerr := <-outside; err == nil {
-			err = oerr
 		}
 		if perr := <-proxy; err == nil {
 			err = perr
@@ -162,6 +165,25 @@ func (w *Workspace) waitReady(ctx context.Context) error {
 	}
 	if w.readyErr != nil {
 		return &sandbox.SandboxError{Op: "check out the base tree in the container", Err: w.readyErr}
+	}
+	return nil
+}
+
+// waitMeasured waits for the first checkout and for the measurer, if it
+// is still starting: a command runs only while the tree is measured from
+// outside when the run needs that. A measurer that could not start ends
+// the run (*sandbox.SandboxError).
+func (w *Workspace) waitMeasured(ctx context.Context) error {
+	if err := w.waitReady(ctx); err != nil || w.measured == nil {
+		return err
+	}
+	select {
+	case <-w.measured:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if w.measuredErr != nil {
+		return &sandbox.SandboxError{Op: "start the measurer", Err: w.measuredErr}
 	}
 	return nil
 }

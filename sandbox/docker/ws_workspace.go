@@ -54,6 +54,10 @@ type Workspace struct {
 	// container ended, readyErr set if it failed (checkOutMeanwhile).
 	ready    chan struct{}
 	readyErr error
+	// measured, when not nil, is closed once the measurer's start ended
+	// (started, or not needed), measuredErr set if it failed.
+	measured    chan struct{}
+	measuredErr error
 	// meas is the measurer (ws_measurer.go), once started; guarded by mu.
 	meas *session
 	// egr is the egress proxy's sidecar (ws_egress.go), once started, for
@@ -365,6 +369,9 @@ func (w *Workspace) Close() error {
 	w.stopContainer()
 	if w.ready != nil {
 		<-w.ready // the checkout's call ended with the container
+	}
+	if w.measured != nil {
+		<-w.measured // a measurer started after Close is discarded
 	}
 	ctx, cancel := cleanupContext()
 	defer cancel()
