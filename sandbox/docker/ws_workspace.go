@@ -198,14 +198,6 @@ func (w *Workspace) open(ctx context.Context) error {
 		return err
 	}
 	w.cfg.trace("volumes")
-	// What finished runs left to remove goes meanwhile.
-	rctx, stopReaping := context.WithTimeout(context.Background(), reapTimeout)
-	w.stopReaping = stopReaping
-	w.reaping.Go(func() {
-		defer stopReaping()
-		w.cl.ReapMarked(rctx)
-		w.cl.reapToolboxes(rctx, w.names.Toolbox.key)
-	})
 	pause.At(pause.Volume)
 	s, err := w.startSession(ctx, true)
 	// The pack lives in the tools volume now (or never will), the tool
@@ -222,6 +214,15 @@ func (w *Workspace) open(ctx context.Context) error {
 	w.mu.Lock()
 	w.sess = s
 	w.mu.Unlock()
+	// What finished runs left to remove goes meanwhile, once the
+	// container serves: its daemon calls would only slow the start.
+	rctx, stopReaping := context.WithTimeout(context.Background(), reapTimeout)
+	w.stopReaping = stopReaping
+	w.reaping.Go(func() {
+		defer stopReaping()
+		w.cl.ReapMarked(rctx)
+		w.cl.reapToolboxes(rctx, w.names.Toolbox.key)
+	})
 	pause.At(pause.Container)
 	if w.cfg.Setup == "" {
 		w.wd = startWatchdog(w)
