@@ -153,10 +153,13 @@ func newWorkspace(cfg WorkspaceConfig) (*Workspace, error) {
 
 func (w *Workspace) open(ctx context.Context) error {
 	// S-10 again: another run may have taken the names since preflight.
-	if err := checkNamesFree(ctx, w.cl, w.names); err != nil {
-		return err
-	}
+	// The image is looked at meanwhile.
+	free := make(chan error, 1)
+	go func() { free <- checkNamesFree(ctx, w.cl, w.names) }()
 	img, err := w.cl.inspectImage(ctx, w.cfg.Image)
+	if ferr := <-free; ferr != nil {
+		return ferr
+	}
 	if err != nil {
 		return imageError(w.cfg.Image, err)
 	}
