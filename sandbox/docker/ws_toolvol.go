@@ -166,8 +166,12 @@ func (w *Workspace) checkToolbox(ctx context.Context, id string) error {
 	if w.store != nil {
 		// The daemon's volumes are on this machine, in this mount
 		// namespace, readable by this process (volumeStore's
-		// conditions): the volume is read where it is.
-		return w.checkToolboxHere(ctx)
+		// conditions): the volume is read where it is. What fails
+		// there (a daemon that maps ids, a driver of another kind) is
+		// asked of the daemon, as for any other.
+		if w.checkToolboxHere(ctx) == nil {
+			return nil
+		}
 	}
 	errs := make(chan error, 3)
 	go func() {
