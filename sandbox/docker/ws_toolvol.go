@@ -290,8 +290,9 @@ func (w *Workspace) checkToolboxBinary(ctx context.Context, id string) error {
 
 // fillToolbox fills the toolbox volume, made first when need be, unless
 // it is whole already: through the fill container, which only one run can
-// have at a time. A run that finds another's waits until it is gone;
-// one left by a fill that ended without removing it is removed.
+// have at a time. A run that finds another's waits until it is gone (one
+// left by a fill that ended without removing it is removed), then takes
+// it itself.
 func (w *Workspace) fillToolbox(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, fillTimeout)
 	defer cancel()
@@ -329,11 +330,8 @@ func (w *Workspace) fillToolbox(ctx context.Context) error {
 			case <-poll.C:
 			}
 		}
-		labels, err := w.cl.volumeLabels(ctx, w.names.Toolbox.name)
-		if err == nil && labels[labelToolbox] == w.names.Toolbox.key {
-			// Filled, or not: the container that mounts it says.
-			return nil
-		}
+		// Then take it: a fill that ended finds the marker and writes
+		// nothing, one that was abandoned is done over.
 	}
 }
 
