@@ -99,6 +99,7 @@ func egressSpec(n objectNames, imageID string, labels map[string]string, allow e
 		Mounts: []mount.Mount{
 			// Writable for the socket, in the one directory nobody owns.
 			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir},
+			n.Toolbox.mount(),
 		},
 	}
 	return containerSpec{Config: cfg, Host: host}
@@ -143,7 +144,7 @@ func (w *Workspace) startEgress(ctx context.Context) (err error) {
 		denied = egress.InterfaceAddrs()
 	}
 	spec := egressSpec(w.names, w.imageID, w.labels, w.cfg.Allow, denied)
-	id, err := w.cl.createContainer(ctx, w.names.Egress, spec)
+	id, err := w.createWorkerContainer(ctx, w.names.Egress, spec)
 	if err != nil {
 		_ = rec.Close()
 		return err

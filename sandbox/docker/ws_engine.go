@@ -221,3 +221,15 @@ func (c *Client) logs(ctx context.Context, id string, out io.Writer) error {
 		return err
 	})
 }
+
+// statPath describes path in the container, without following a final
+// link.
+func (c *Client) statPath(ctx context.Context, id, path string) (container.PathStat, error) {
+	var st container.PathStat
+	err := query(ctx, "look at "+path+" in container "+short(id), func(ctx context.Context) error {
+		var err error
+		st, err = c.api.ContainerStatPath(ctx, id, path)
+		return err
+	})
+	return st, err
+}

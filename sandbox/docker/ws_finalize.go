@@ -41,8 +41,9 @@ const (
 // reported, and never prevents the export.
 func (w *Workspace) Finalize(ctx context.Context) (sandbox.Finalization, error) {
 	fin := newFinalization()
-	// The tree must be whole before it is exported.
-	if err := w.waitReady(ctx); err != nil {
+	// The tree must be whole before it is exported (and the measurer
+	// known, so it is stopped with the worker).
+	if err := w.waitMeasured(ctx); err != nil {
 		return fin, err
 	}
 	w.mu.Lock()

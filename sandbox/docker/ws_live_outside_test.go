@@ -205,7 +205,7 @@ func TestLiveDetachedRemovalIsReaped(t *testing.T) {
 // host: the worker's uid, no capability in any set.
 func assertMeasurerHasNoCapability(t *testing.T, w *Workspace) {
 	t.Helper()
-	if err := w.waitReady(t.Context()); err != nil {
+	if err := w.waitMeasured(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	m := w.currentMeasurer()

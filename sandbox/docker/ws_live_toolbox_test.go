@@ -3,6 +3,7 @@
 package docker
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -56,6 +57,16 @@ func TestLiveCarriedToolbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Bytes of its own appended (the loader ignores them): the toolbox
+	// volume is this build's, filled from the carried bytes.
+	suffix := make([]byte, 16)
+	_, _ = rand.Read(suffix)
+	build = append(build, suffix...)
+	v, err := toolboxVolumeOf(Toolbox{Data: build})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removeToolboxAtEnd(t, v)
 	src := &carriedSource{dir: carried.New(fstest.MapFS{"dirtywork-linux-" + img.arch: {Data: build, Mode: 0o755}})}
 	if _, ok := src.dir.Binary(img.arch); !ok {
 		t.Fatalf("package carried does not take the real linux/%s build", img.arch)
@@ -75,7 +86,7 @@ func TestLiveCarriedToolbox(t *testing.T) {
 	}
 
 	sum := sha256.Sum256(build)
-	if got := bash(t, w, "sha256sum "+toolsDir+"/dirtywork | cut -d' ' -f1; stat -c '%a %u:%g' "+toolsDir+"/dirtywork"); got != hex.EncodeToString(sum[:])+"\n555 0:0" {
+	if got := bash(t, w, "sha256sum "+toolboxPath+" | cut -d' ' -f1; stat -c '%a %u:%g' "+toolboxPath); got != hex.EncodeToString(sum[:])+"\n555 0:0" {
 		t.Errorf("tool server in the container: %q, want the carried bytes, 555 root:root", got)
 	}
 	if got := bash(t, w, "cat a.txt"); got != "carried" {

@@ -90,6 +90,7 @@ func measurerSpec(n objectNames, imageID string, labels map[string]string) conta
 		Mounts: []mount.Mount{
 			{Type: mount.TypeVolume, Source: n.WorkVolume, Target: workDir, ReadOnly: true},
 			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir, ReadOnly: true},
+			n.Toolbox.mount(),
 		},
 	}
 	return containerSpec{Config: cfg, Host: host}
@@ -99,7 +100,7 @@ func measurerSpec(n objectNames, imageID string, labels map[string]string) conta
 // holds the tool server; on failure nothing of it is left.
 func (w *Workspace) startMeasurer(ctx context.Context) (_ *session, err error) {
 	spec := measurerSpec(w.names, w.imageID, w.labels)
-	id, err := w.cl.createContainer(ctx, w.names.Measurer, spec)
+	id, err := w.createWorkerContainer(ctx, w.names.Measurer, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -20,11 +20,15 @@ const (
 	// workDir is the tree: the work volume's mount point and the path the
 	// model is told its files live at.
 	workDir = "/work"
-	// toolsDir holds the tool server and the base commit's objects: the
-	// tools volume, root-owned and read-only to the worker.
+	// toolsDir holds the base commit's objects (and the egress proxy's
+	// socket): the run's tools volume, root-owned and read-only to the
+	// worker.
 	toolsDir = "/opt/dirtywork"
+	// toolboxDir holds the tool server: the toolbox volume, shared by the
+	// runs of one build (ws_toolvol.go), root-owned and mounted read-only.
+	toolboxDir = "/opt/dirtywork-bin"
 	// toolboxPath is the tool server, the container's only command.
-	toolboxPath = toolsDir + "/dirtywork"
+	toolboxPath = toolboxDir + "/dirtywork"
 	// baseObjects is the object directory of the base pack, which the
 	// worker's repository borrows through objects/info/alternates.
 	baseObjects = toolsDir + "/objects"
@@ -56,10 +60,13 @@ var slugPattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,120}$`)
 type objectNames struct {
 	Container   string // dw-<slug>: the worker container
 	WorkVolume  string // dw-<slug>-work: the tree
-	ToolsVolume string // dw-<slug>-tools: the tool server and base objects
-	Setup       string // dw-<slug>-setup: the --setup container
-	Measurer    string // dw-<slug>-measure: measures the tree from outside
-	Egress      string // dw-<slug>-egress: the egress proxy (runs with network)
+	ToolsVolume string // dw-<slug>-tools: the base objects
+	// Toolbox is the toolbox volume the run's containers mount (set once
+	// the tool server is known; see ws_toolvol.go).
+	Toolbox  toolboxVolume
+	Setup    string // dw-<slug>-setup: the --setup container
+	Measurer string // dw-<slug>-measure: measures the tree from outside
+	Egress   string // dw-<slug>-egress: the egress proxy (runs with network)
 }
 
 // namesFor returns the names of slug's objects.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -78,22 +79,32 @@ func imageError(image string, err error) error {
 }
 
 // checkNamesFree refuses when the run's container or volumes exist
-// (S-10): they are never removed here, the message says how to.
+// (S-10): they are never removed here, the message says how to. The
+// daemon is asked about every name at once; the first name taken, in
+// order, is the one reported.
 func checkNamesFree(ctx context.Context, cl *Client, n objectNames) error {
-	for _, name := range []string{n.Container, n.Setup} {
-		_, err := cl.inspectContainer(ctx, name)
-		switch {
-		case err == nil:
-			return fmt.Errorf("%w: container %s already exists; remove it with: docker rm -f %s", ErrConflict, name, name)
-		case !errors.Is(err, ErrNotFound):
-			return err
-		}
+	type check struct {
+		kind, name, remove string
+		look               func(context.Context, string) error
 	}
-	for _, name := range []string{n.WorkVolume, n.ToolsVolume} {
-		_, err := cl.volumeLabels(ctx, name)
-		switch {
+	inspect := func(ctx context.Context, name string) error { _, err := cl.inspectContainer(ctx, name); return err }
+	labels := func(ctx context.Context, name string) error { _, err := cl.volumeLabels(ctx, name); return err }
+	checks := []check{
+		{"container", n.Container, "docker rm -f", inspect},
+		{"container", n.Setup, "docker rm -f", inspect},
+		{"volume", n.WorkVolume, "docker volume rm", labels},
+		{"volume", n.ToolsVolume, "docker volume rm", labels},
+	}
+	errs := make([]error, len(checks))
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Go(func() { errs[i] = c.look(ctx, c.name) })
+	}
+	wg.Wait()
+	for i, c := range checks {
+		switch err := errs[i]; {
 		case err == nil:
-			return fmt.Errorf("%w: volume %s already exists; remove it with: docker volume rm %s", ErrConflict, name, name)
+			return fmt.Errorf("%w: %s %s already exists; remove it with: %s %s", ErrConflict, c.kind, c.name, c.remove, c.name)
 		case !errors.Is(err, ErrNotFound):
 			return err
 		}

@@ -33,9 +33,13 @@ type session struct {
 // the index only; the first leaves that to the caller (initRepo), which
 // may let it run while the model is asked. On failure nothing of the
 // session is left.
+//
+// The first session's base pack is uploaded while the container starts:
+// the tool server, in the toolbox volume, needs nothing of it, and the
+// session is returned once both are done.
 func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, err error) {
 	spec := workerSpec(w.names, w.imageID, w.labels, w.limits, w.cfg.AllowNetwork)
-	id, err := w.cl.createContainer(ctx, w.names.Container, spec)
+	id, err := w.createWorkerContainer(ctx, w.names.Container, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -47,15 +51,22 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 		}
 	}()
 	if first {
-		if err := w.fillVolumes(ctx, id); err != nil {
+		if err := w.prepareVolumes(ctx, id); err != nil {
 			return nil, err
 		}
-		w.cfg.trace("upload")
+		uploaded := make(chan error, 1)
+		go func() { uploaded <- w.uploadTools(ctx, id) }()
+		defer func() {
+			// The upload reads the pack's files: it ends before the
+			// session is returned or discarded.
+			if uerr := <-uploaded; err == nil && uerr != nil {
+				err = uerr
+			}
+		}()
 	}
 	if err := w.attachAndStart(ctx, s); err != nil {
 		return nil, err
 	}
-	w.cfg.trace("start")
 	info, err := s.tb.Hello(ctx, w.cfg.Limits)
 	if err != nil {
 		return nil, fmt.Errorf("start the tool server in %s: %w%s", w.names.Container, err, s.log.suffix())
@@ -64,6 +75,7 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 		return nil, fmt.Errorf("tool server in %s runs as uid %d pid %d (dumpable %v), want uid %d, pid 1, not dumpable",
 			w.names.Container, info.UID, info.PID, info.Dumpable, workerUID)
 	}
+	w.cfg.trace("start")
 	if !first {
 		if err := w.initRepo(ctx, s, false); err != nil {
 			return nil, err
@@ -103,17 +115,23 @@ func (w *Workspace) initRepo(ctx context.Context, s *session, populate bool) err
 // servers seconds) need not wait for. Every tool call and Finalize wait
 // for it (waitReady); the watchdog counts it as a command, so its
 // processes are not taken for strays.
+//
+// The measurer starts meanwhile too, but only what it watches waits for
+// it: a command (waitMeasured), which it measures while it runs.
 func (w *Workspace) checkOutMeanwhile(s *session) {
 	w.ready = make(chan struct{})
+	w.measured = make(chan struct{})
+	go func() {
+		defer close(w.measured)
+		// It needs the tools volume, which the first session filled.
+		w.measuredErr = w.startOutside(context.Background())
+	}()
 	w.wd.bashBegin()
 	go func() {
 		defer close(w.ready)
 		defer w.wd.bashEnd()
-		// The measurer starts meanwhile: it needs the tools volume, which
-		// the first session filled, and the first call waits for both.
-		outside := make(chan error, 1)
-		go func() { outside <- w.startOutside(context.Background()) }()
-		// So does the egress proxy, for a worker with the network.
+		// The egress proxy starts meanwhile, for a worker with the
+		// network.
 		proxy := make(chan error, 1)
 		go func() {
 			if !w.cfg.AllowNetwork {
@@ -126,9 +144,6 @@ func (w *Workspace) checkOutMeanwhile(s *session) {
 		err := w.initRepo(context.Background(), s, true)
 		if err == nil {
 			err = w.markBaseline(context.Background(), s)
-		}
-		if oerr := <-outside; err == nil {
-			err = oerr
 		}
 		if perr := <-proxy; err == nil {
 			err = perr
@@ -154,19 +169,31 @@ func (w *Workspace) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// fillVolumes uploads the tool server and base pack into the tools volume
-// and hands the work volume's root to the worker, through the created
-// container: the Engine API's archive upload, no helper container. A
-// work volume on a file system of its own was made with the worker's
-// root already (and each upload mounts every volume of the container).
-func (w *Workspace) fillVolumes(ctx context.Context, id string) error {
-	tools := toolsEntries(w.toolbox, w.pack)
-	if w.egressWanted() {
-		tools = append(tools, egressDirEntry())
-	}
-	if err := w.uploadEntries(ctx, id, toolsDir, tools); err != nil {
+// waitMeasured waits for the first checkout and for the measurer, if it
+// is still starting: a command runs only while the tree is measured from
+// outside when the run needs that. A measurer that could not start ends
+// the run (*sandbox.SandboxError).
+func (w *Workspace) waitMeasured(ctx context.Context) error {
+	if err := w.waitReady(ctx); err != nil || w.measured == nil {
 		return err
 	}
+	select {
+	case <-w.measured:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if w.measuredErr != nil {
+		return &sandbox.SandboxError{Op: "start the measurer", Err: w.measuredErr}
+	}
+	return nil
+}
+
+// prepareVolumes hands the work volume's root to the worker and, for a
+// resumed run, seeds it, through the created container id, before it
+// starts: the Engine API's archive upload, no helper container. A work
+// volume on a file system of its own was made with the worker's root
+// already (and each upload mounts every volume of the container).
+func (w *Workspace) prepareVolumes(ctx context.Context, id string) error {
 	if w.store == nil {
 		if err := w.uploadEntries(ctx, id, workDir, workRootEntries()); err != nil {
 			return err
@@ -176,6 +203,25 @@ func (w *Workspace) fillVolumes(ctx context.Context, id string) error {
 		return nil
 	}
 	return w.seedVolume(ctx, id)
+}
+
+// uploadTools uploads the base pack, once made (open makes it meanwhile),
+// and the egress proxy's directory into the run's tools volume through
+// container id.
+func (w *Workspace) uploadTools(ctx context.Context, id string) error {
+	<-w.packed
+	if w.packErr != nil {
+		return w.packErr
+	}
+	tools := toolsEntries(w.pack)
+	if w.egressWanted() {
+		tools = append(tools, egressDirEntry())
+	}
+	if err := w.uploadEntries(ctx, id, toolsDir, tools); err != nil {
+		return err
+	}
+	w.cfg.trace("upload")
+	return nil
 }
 
 // uploadEntries streams entries as a tar archive into dir of container id.

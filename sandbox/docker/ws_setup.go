@@ -23,7 +23,7 @@ const (
 func (w *Workspace) runSetup(ctx context.Context) error {
 	start := time.Now()
 	spec := setupSpec(w.names, w.imageID, w.labels, w.limits, w.cfg.Setup)
-	id, err := w.cl.createContainer(ctx, w.names.Setup, spec)
+	id, err := w.createWorkerContainer(ctx, w.names.Setup, spec)
 	if err != nil {
 		return err
 	}

@@ -166,6 +166,7 @@ func workerSpec(n objectNames, imageID string, labels map[string]string, l limit
 			// files and directories are root's and read-only, and the
 			// worker has no capability to override that.
 			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir},
+			n.Toolbox.mount(),
 		},
 	}
 	if allowNetwork {
@@ -202,6 +203,8 @@ func setupSpec(n objectNames, imageID string, labels map[string]string, l limits
 	s.Config.Env = append(env, egress.Env(egress.ListenAddr)...)
 	// The tree, and the tools read-only: the forwarder's binary and the
 	// proxy's socket.
-	s.Host.Mounts = []mount.Mount{s.Host.Mounts[0], {Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir, ReadOnly: true}}
+	s.Host.Mounts = []mount.Mount{
+		s.Host.Mounts[0], {Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir, ReadOnly: true}, n.Toolbox.mount(),
+	}
 	return s
 }

@@ -22,6 +22,10 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	n.Toolbox, err = toolboxVolumeOf(Toolbox{Data: []byte("ELF")})
+	if err != nil {
+		t.Fatal(err)
+	}
 	l, err := limitsOf(WorkspaceConfig{Memory: "2g", CPUs: 1.5, TmpSize: "100m", GitdirSize: "64m"})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +56,7 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 		if len(h.Binds) != 0 || len(h.VolumesFrom) != 0 {
 			t.Errorf("binds %q, volumes-from %q", h.Binds, h.VolumesFrom)
 		}
-		if len(h.Mounts) != 2 {
+		if len(h.Mounts) != 3 {
 			t.Fatalf("mounts %+v", h.Mounts)
 		}
 		for _, m := range h.Mounts {
@@ -63,6 +67,12 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 		if h.Mounts[0].Source != "dw-run-1-work" || h.Mounts[0].Target != "/work" ||
 			h.Mounts[1].Source != "dw-run-1-tools" || h.Mounts[1].Target != "/opt/dirtywork" {
 			t.Errorf("mounts %+v", h.Mounts)
+		}
+		// The tool server's volume is shared by the runs of a build: never
+		// writable, and never filled from the image.
+		if tb := h.Mounts[2]; tb.Source != n.Toolbox.name || tb.Target != "/opt/dirtywork-bin" || !tb.ReadOnly ||
+			tb.VolumeOptions == nil || !tb.VolumeOptions.NoCopy {
+			t.Errorf("toolbox mount %+v", tb)
 		}
 		if h.Memory != 2<<30 || h.MemorySwap != 2<<30 || h.NanoCPUs != 1.5e9 || h.PidsLimit == nil || *h.PidsLimit != 512 {
 			t.Errorf("limits: memory %d swap %d cpus %d pids %v", h.Memory, h.MemorySwap, h.NanoCPUs, h.PidsLimit)
@@ -77,7 +87,7 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 		if c.User != "1000:1000" || c.WorkingDir != "" || c.Image != "sha256:abc" {
 			t.Errorf("user %q workdir %q image %q", c.User, c.WorkingDir, c.Image)
 		}
-		if !slices.Equal(c.Entrypoint, []string{"/opt/dirtywork/dirtywork"}) {
+		if !slices.Equal(c.Entrypoint, []string{"/opt/dirtywork-bin/dirtywork"}) {
 			t.Errorf("command %q %q", c.Entrypoint, c.Cmd)
 		}
 		if c.Labels["dirtywork.run"] != "run-1" || len(c.Labels["dirtywork.repo"]) != 64 {
@@ -116,8 +126,9 @@ func TestSetupSpecHasOnlyTheProxyAndNoGitDir(t *testing.T) {
 	if s.Host.NetworkMode != "none" || !s.Host.ReadonlyRootfs || !slices.Equal(s.Host.CapDrop, []string{"ALL"}) {
 		t.Errorf("setup host config %+v", s.Host)
 	}
-	if len(s.Host.Mounts) != 2 || s.Host.Mounts[0].Target != "/work" || s.Host.Mounts[0].Type != mount.TypeVolume ||
-		s.Host.Mounts[1].Target != "/opt/dirtywork" || !s.Host.Mounts[1].ReadOnly {
+	if len(s.Host.Mounts) != 3 || s.Host.Mounts[0].Target != "/work" || s.Host.Mounts[0].Type != mount.TypeVolume ||
+		s.Host.Mounts[1].Target != "/opt/dirtywork" || !s.Host.Mounts[1].ReadOnly ||
+		s.Host.Mounts[2].Target != "/opt/dirtywork-bin" || !s.Host.Mounts[2].ReadOnly {
 		t.Errorf("setup mounts %+v", s.Host.Mounts)
 	}
 	if !slices.Equal(s.Config.Entrypoint[:8], []string{toolboxPath, "__egress", "run", "-socket", "/opt/dirtywork/egress/proxy.sock", "-listen", "127.0.0.1:3128", "--"}) ||
@@ -136,7 +147,7 @@ func TestSetupSpecHasOnlyTheProxyAndNoGitDir(t *testing.T) {
 		}
 	}
 	// The worker's spec is not changed by making the setup's.
-	if w := workerSpec(n, "x", nil, l, false); len(w.Host.Mounts) != 2 || w.Config.Entrypoint[0] != toolboxPath {
+	if w := workerSpec(n, "x", nil, l, false); len(w.Host.Mounts) != 3 || w.Host.Mounts[1].ReadOnly || w.Config.Entrypoint[0] != toolboxPath {
 		t.Errorf("worker spec after setup spec: %+v", w)
 	}
 }
@@ -160,7 +171,10 @@ func TestEgressSpecLocksTheSidecarDown(t *testing.T) {
 	if !slices.Equal(c.Entrypoint, []string{toolboxPath}) || !slices.Equal(c.Cmd, want) {
 		t.Errorf("sidecar command %q %q", c.Entrypoint, c.Cmd)
 	}
-	if len(h.Mounts) != 1 || h.Mounts[0].Source != "dw-run-1-tools" || h.Mounts[0].Target != toolsDir {
+	// Its socket goes into the run's tools volume; the tool server's
+	// volume is read-only to it.
+	if len(h.Mounts) != 2 || h.Mounts[0].Source != "dw-run-1-tools" || h.Mounts[0].Target != toolsDir ||
+		h.Mounts[1].Target != toolboxDir || !h.Mounts[1].ReadOnly {
 		t.Errorf("sidecar mounts %+v", h.Mounts)
 	}
 	if e := egressDirEntry(); e.Name != "egress/" || e.UID != egressUID || e.Mode != 0o755 {
@@ -200,14 +214,13 @@ func TestLimitsRefuseNonsense(t *testing.T) {
 
 func TestToolsUploadIsRootOwnedAndReadOnly(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bin")
-	for name, data := range map[string]string{"bin": "ELF", "pack-x.pack": "PACK", "pack-x.idx": "IDX", "shallow": "abc\n"} {
+	for name, data := range map[string]string{"pack-x.pack": "PACK", "pack-x.idx": "IDX", "shallow": "abc\n"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var buf bytes.Buffer
-	entries := toolsEntries(Toolbox{Path: bin}, &basePack{Dir: dir, Name: "pack-x", Shallow: filepath.Join(dir, "shallow")})
+	entries := toolsEntries(&basePack{Dir: dir, Name: "pack-x", Shallow: filepath.Join(dir, "shallow")})
 	if err := writeUpload(&buf, entries); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +243,7 @@ func TestToolsUploadIsRootOwnedAndReadOnly(t *testing.T) {
 		order = append(order, h.Name)
 	}
 	want := map[string]int64{
-		"/": 0o755, "dirtywork": 0o555, "objects/": 0o755, "objects/pack/": 0o755,
+		"/": 0o755, "objects/": 0o755, "objects/pack/": 0o755,
 		"objects/pack/pack-x.pack": 0o444, "objects/pack/pack-x.idx": 0o444, "shallow": 0o444,
 	}
 	for name, mode := range want {
@@ -348,7 +361,7 @@ func TestGitInitScript(t *testing.T) {
 }
 
 func TestOnlyServer(t *testing.T) {
-	server := "/opt/dirtywork/dirtywork toolbox -root /work"
+	server := "/opt/dirtywork-bin/dirtywork toolbox -root /work"
 	for _, tc := range []struct {
 		procs []string
 		want  bool

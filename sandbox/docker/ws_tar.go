@@ -95,17 +95,17 @@ func writeUploadEntry(tw *tar.Writer, e uploadEntry) error {
 	return nil
 }
 
-// toolsEntries is the content of the tools volume: the tool server and the
-// base pack, all root's and read-only, so a worker that runs as another
-// user without capabilities can change none of it.
-func toolsEntries(tb Toolbox, pack *basePack) []uploadEntry {
+// toolsEntries is the content of the run's tools volume: the base pack,
+// all root's and read-only, so a worker that runs as another user without
+// capabilities can change none of it. The tool server is in the toolbox
+// volume (ws_toolvol.go).
+func toolsEntries(pack *basePack) []uploadEntry {
 	dir := func(name string) uploadEntry { return uploadEntry{Name: name, Mode: 0o755} }
 	file := func(name, src string, mode int64) uploadEntry {
 		return uploadEntry{Name: name, Source: src, Mode: mode}
 	}
 	entries := []uploadEntry{
 		dir("/"),
-		{Name: "dirtywork", Source: tb.Path, Data: tb.Data, Mode: 0o555},
 		dir("objects/"),
 		dir("objects/pack/"),
 		file("objects/pack/"+pack.Name+".pack", filepath.Join(pack.Dir, pack.Name+".pack"), 0o444),

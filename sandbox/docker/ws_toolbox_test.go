@@ -177,18 +177,12 @@ func TestOpenRefusesWithoutAToolboxSource(t *testing.T) {
 	}
 }
 
-// A carried build travels as bytes: the tools volume gets exactly those,
-// as a root-owned read-only executable, as it gets a file from a path.
-func TestToolsUploadCarriesToolboxData(t *testing.T) {
-	dir := t.TempDir()
-	for name, data := range map[string]string{"pack-x.pack": "PACK", "pack-x.idx": "IDX"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+// A build travels as bytes: the toolbox volume gets exactly those, as a
+// root-owned read-only executable.
+func TestToolboxUploadCarriesTheBuild(t *testing.T) {
 	build := append([]byte("\x7fELF\x02\x01\x01\x00"), bytes.Repeat([]byte{0, 0xff, '\n'}, 4096)...)
 	var buf bytes.Buffer
-	if err := writeUpload(&buf, toolsEntries(Toolbox{Data: build}, &basePack{Dir: dir, Name: "pack-x"})); err != nil {
+	if err := writeUpload(&buf, toolboxEntries(build)); err != nil {
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(&buf)
@@ -218,6 +212,51 @@ func TestToolsUploadCarriesToolboxData(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Fatal("no dirtywork member in the tools upload")
+		t.Fatal("no dirtywork member in the toolbox upload")
 	}
+}
+
+// The toolbox volume is named by the build's content: the same bytes name
+// the same volume whether read from a file or carried, other bytes
+// another; the marker holds the whole hash.
+func TestToolboxVolumeIsNamedByContent(t *testing.T) {
+	build := []byte("\x7fELF one build")
+	path := filepath.Join(t.TempDir(), "dirtywork")
+	if err := os.WriteFile(path, build, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := toolboxVolumeOf(Toolbox{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	carried, _ := toolboxVolumeOf(Toolbox{Data: build})
+	other, _ := toolboxVolumeOf(Toolbox{Data: []byte("\x7fELF another build")})
+	if fromFile != carried || fromFile.size != int64(len(build)) || len(fromFile.key) != 64 {
+		t.Errorf("from a file %+v, carried %+v", fromFile, carried)
+	}
+	if other.name == carried.name || other.key == carried.key {
+		t.Errorf("two builds share the volume %s", other.name)
+	}
+	if !strings.HasPrefix(carried.name, "dw-toolbox-") || !strings.HasPrefix(carried.key, strings.TrimPrefix(carried.name, "dw-toolbox-")) {
+		t.Errorf("volume %s for key %s", carried.name, carried.key)
+	}
+	tr := tar.NewReader(bytes.NewReader(mustUpload(t, markerEntries(carried.key))))
+	h, err := tr.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(tr)
+	if h.Name != "complete" || h.Mode != 0o444 || h.Uid != 0 || string(data) != carried.key+"\n" {
+		t.Errorf("marker %s mode %o uid %d holds %q", h.Name, h.Mode, h.Uid, data)
+	}
+}
+
+// mustUpload is the archive of entries.
+func mustUpload(t *testing.T, entries []uploadEntry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := writeUpload(&buf, entries); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

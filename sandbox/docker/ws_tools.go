@@ -76,7 +76,7 @@ func (w *Workspace) Grep(ctx context.Context, args sandbox.GrepArgs) (string, er
 // noted in its output.
 func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Duration) (sandbox.BashResult, error) {
 	res := sandbox.BashResult{ExitCode: -1, Timeout: timeout}
-	if err := w.waitReady(ctx); err != nil {
+	if err := w.waitMeasured(ctx); err != nil {
 		return res, err
 	}
 	s, err := w.current()

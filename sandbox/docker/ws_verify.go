@@ -32,7 +32,7 @@ const verifyDir = "/tmp/.dirtywork-verify"
 // changed. The watchdog counts it as a command.
 func (w *Workspace) Verify(ctx context.Context, command string, timeout time.Duration) (sandbox.VerifyRun, error) {
 	run := sandbox.VerifyRun{BashResult: sandbox.BashResult{ExitCode: -1, Timeout: timeout}}
-	if err := w.waitReady(ctx); err != nil {
+	if err := w.waitMeasured(ctx); err != nil {
 		return run, err
 	}
 	s, err := w.current()

@@ -34,8 +34,13 @@ type Workspace struct {
 	labels  map[string]string
 	limits  limits
 	imageID string
+	arch    string // the image's architecture, as Go names it
 	digest  *string
+	// pack is the base pack, packErr why it could not be made; both are
+	// set once packed is closed (open makes it meanwhile).
 	pack    *basePack
+	packErr error
+	packed  chan struct{}
 	// baseline fills the host lane with the base tree meanwhile.
 	baseline *baseline
 	// size says how the tree's caps hold; store, when the kernel holds
@@ -49,6 +54,10 @@ type Workspace struct {
 	// container ended, readyErr set if it failed (checkOutMeanwhile).
 	ready    chan struct{}
 	readyErr error
+	// measured, when not nil, is closed once the measurer's start ended
+	// (started, or not needed), measuredErr set if it failed.
+	measured    chan struct{}
+	measuredErr error
 	// meas is the measurer (ws_measurer.go), once started; guarded by mu.
 	meas *session
 	// egr is the egress proxy's sidecar (ws_egress.go), once started, for
@@ -144,54 +153,63 @@ func newWorkspace(cfg WorkspaceConfig) (*Workspace, error) {
 
 func (w *Workspace) open(ctx context.Context) error {
 	// S-10 again: another run may have taken the names since preflight.
-	if err := checkNamesFree(ctx, w.cl, w.names); err != nil {
-		return err
-	}
+	// The image is looked at meanwhile.
+	free := make(chan error, 1)
+	go func() { free <- checkNamesFree(ctx, w.cl, w.names) }()
 	img, err := w.cl.inspectImage(ctx, w.cfg.Image)
+	if ferr := <-free; ferr != nil {
+		return ferr
+	}
 	if err != nil {
 		return imageError(w.cfg.Image, err)
 	}
-	w.imageID, w.digest = img.id, img.digest
+	w.imageID, w.digest, w.arch = img.id, img.digest, img.arch
 	if w.toolbox, err = imageToolbox(w.cfg, img); err != nil {
 		return err
 	}
 	if !w.cfg.Resume { // a resumed run's lane holds the prior work: never fill it
 		w.baseline = startBaseline(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.Worktree)
 	}
-	// The work volume's file system is made while the base is packed.
+	// The base pack is made while everything up to the container's start
+	// is: only its upload, beside the start, waits for it.
+	w.packed = make(chan struct{})
+	go func() {
+		defer close(w.packed)
+		w.pack, w.packErr = makeBasePack(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory)
+		if w.packErr == nil {
+			w.cfg.trace("pack")
+		}
+	}()
+	// Close removes the pack's directory: it is known before open ends.
+	defer func() { <-w.packed }()
+	// The work volume's file system, the toolbox volume and the run's
+	// tools volume are made at once.
 	stored := make(chan sizeLimit, 1)
 	go func() { stored <- w.makeStore(ctx) }()
-	w.pack, err = makeBasePack(ctx, w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, w.cfg.WithHistory)
+	tooled := make(chan error, 1)
+	go func() { tooled <- w.prepareToolbox(ctx) }()
+	toolsErr := w.cl.createVolume(ctx, w.names.ToolsVolume, w.labels)
 	w.size = <-stored
 	w.store = w.size.store // Close releases it, whatever fails from here
-	if err != nil {
-		return err
-	}
-	w.cfg.trace("pack")
+	var workErr error
 	if w.store != nil {
-		err = w.cl.createVolumeOn(ctx, w.names.WorkVolume, w.labels, w.store)
+		workErr = w.cl.createVolumeOn(ctx, w.names.WorkVolume, w.labels, w.store)
 	} else {
-		err = w.cl.createVolume(ctx, w.names.WorkVolume, w.labels)
+		workErr = w.cl.createVolume(ctx, w.names.WorkVolume, w.labels)
 	}
-	if err != nil {
-		return err
-	}
-	if err := w.cl.createVolume(ctx, w.names.ToolsVolume, w.labels); err != nil {
+	if err := errors.Join(<-tooled, toolsErr, workErr); err != nil {
 		return err
 	}
 	w.cfg.trace("volumes")
-	// What finished runs left to remove goes meanwhile.
-	rctx, stopReaping := context.WithTimeout(context.Background(), reapTimeout)
-	w.stopReaping = stopReaping
-	w.reaping.Go(func() {
-		defer stopReaping()
-		w.cl.ReapMarked(rctx)
-	})
 	pause.At(pause.Volume)
 	s, err := w.startSession(ctx, true)
-	// The pack and the tool server live in the tools volume now (or never
-	// will); a carried build's bytes need not stay in memory.
-	w.pack.Close()
+	// The pack lives in the tools volume now (or never will), the tool
+	// server in the toolbox volume; a carried build's bytes need not stay
+	// in memory (a refill asks for them again).
+	<-w.packed
+	if w.pack != nil {
+		w.pack.Close()
+	}
 	w.toolbox = Toolbox{}
 	if err != nil {
 		return err
@@ -199,6 +217,15 @@ func (w *Workspace) open(ctx context.Context) error {
 	w.mu.Lock()
 	w.sess = s
 	w.mu.Unlock()
+	// What finished runs left to remove goes meanwhile, once the
+	// container serves: its daemon calls would only slow the start.
+	rctx, stopReaping := context.WithTimeout(context.Background(), reapTimeout)
+	w.stopReaping = stopReaping
+	w.reaping.Go(func() {
+		defer stopReaping()
+		w.cl.ReapMarked(rctx)
+		w.cl.reapToolboxes(rctx, w.names.Toolbox.key)
+	})
 	pause.At(pause.Container)
 	if w.cfg.Setup == "" {
 		w.wd = startWatchdog(w)
@@ -233,6 +260,17 @@ func (w *Workspace) open(ctx context.Context) error {
 	}
 	w.wd = startWatchdog(w)
 	return nil
+}
+
+// prepareToolbox names the toolbox volume by the tool server's hash and
+// makes sure it exists (ensureToolbox).
+func (w *Workspace) prepareToolbox(ctx context.Context) error {
+	v, err := toolboxVolumeOf(w.toolbox)
+	if err != nil {
+		return err
+	}
+	w.names.Toolbox = v
+	return w.ensureToolbox(ctx)
 }
 
 // makeStore makes the work volume's file system when the kernel can hold
@@ -336,6 +374,9 @@ func (w *Workspace) Close() error {
 	if w.ready != nil {
 		<-w.ready // the checkout's call ended with the container
 	}
+	if w.measured != nil {
+		<-w.measured // a measurer started after Close is discarded
+	}
 	ctx, cancel := cleanupContext()
 	defer cancel()
 	w.discarding.Wait()
@@ -363,11 +404,14 @@ func (w *Workspace) Close() error {
 			errs = append(errs, err)
 		}
 	} else {
-		for _, v := range vols {
-			if err := w.removeOwnVolume(ctx, v); err != nil {
-				errs = append(errs, err)
-			}
+		// The volumes go at once too: each is a daemon call, and the
+		// work volume's file system is unmounted and detached after it.
+		verrs := make([]error, len(vols))
+		for i, v := range vols {
+			removing.Go(func() { verrs[i] = w.removeOwnVolume(ctx, v) })
 		}
+		removing.Wait()
+		errs = append(errs, slices.DeleteFunc(verrs, func(err error) bool { return err == nil })...)
 	}
 	w.cfg.trace("removed")
 	w.waitReaping()
