@@ -102,6 +102,16 @@ func buildDirtywork(t *testing.T) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	// The runs of this build share its toolbox volume: the last test to
+	// end removes it (the daemon keeps it while another test's container
+	// uses it, and a run that finds it gone makes it again).
+	if name, err := docker.ToolboxVolumeName(bin); err == nil {
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 30*time.Second)
+			defer cancel()
+			_, _, _ = engineRequest(ctx, http.MethodDelete, "/volumes/"+name)
+		})
+	}
 	return bin
 }
 

@@ -105,6 +105,13 @@ func toolboxVolumeOf(tb Toolbox) (toolboxVolume, error) {
 	return toolboxVolume{key: key, name: toolboxVolumePrefix + key[:32], size: size}, nil
 }
 
+// ToolboxVolumeName is the name of the toolbox volume the runs of the
+// dirtywork build at binary share (what a cleanup of that build removes).
+func ToolboxVolumeName(binary string) (string, error) {
+	v, err := toolboxVolumeOf(Toolbox{Path: binary})
+	return v.name, err
+}
+
 // fillName is the fill container's name.
 func (v toolboxVolume) fillName() string { return v.name + "-fill" }
 
