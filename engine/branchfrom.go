@@ -26,19 +26,18 @@ func (r *Runner) resolveBranchFrom(ctx context.Context, p *prepared) error {
 		p.baseRef, p.branchFrom = from, &from
 		return nil
 	}
-	runsRoot, err := transcript.RunsRoot()
+	store, err := runs.OpenDefault()
 	if err != nil {
 		return refuse("", "%v", err)
 	}
-	dir, err := transcript.FindRunDir(runsRoot, slug)
-	if err != nil {
+	run, err := store.Get(slug)
+	switch {
+	case errors.Is(err, runs.ErrNoSuchRun) || errors.Is(err, runs.ErrInvalidSlug):
 		return refuse("see 'dirtywork runs list'", "unknown run '%s': %v", slug, err)
-	}
-	rf, err := transcript.ReadRun(dir)
-	if err != nil {
+	case err != nil:
 		return refuse("", "cannot branch from run '%s': %v", slug, err)
 	}
-	rec := rf.Record
+	dir, rec := run.Dir, run.Record
 	branch := rec.Branch
 	if branch == "" {
 		return refuse("", "run '%s' records no branch to branch from", slug)
