@@ -25,11 +25,3 @@ func marshalNoEscape(v any) ([]byte, error) {
 func EncodePayload(p *Payload) ([]byte, error) {
 	return termsafe.EncodeJSON(p)
 }
-
-// orEmpty is *s, or "" for nil.
-func orEmpty(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}

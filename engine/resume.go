@@ -313,8 +313,8 @@ func ReadPriorRecord(dir string) (*PriorRecord, error) {
 	if pr.Provider == "" {
 		pr.Provider = "openai"
 	}
-	pr.Image, pr.AllowCommit = orEmpty(rec.Image), rec.AllowCommit
-	pr.VerifyCommand = orEmpty(rec.VerifyCommand)
+	pr.Image, pr.AllowCommit = runs.Str(rec.Image), rec.AllowCommit
+	pr.VerifyCommand = runs.Str(rec.VerifyCommand)
 	if pr.VerifyCommand == "" && rec.Verify != nil {
 		pr.VerifyCommand = rec.Verify.Command
 	}

@@ -104,25 +104,37 @@ func (r Record) Int(key string) (int64, bool) {
 // fs.ErrNotExist; a file that cannot be read or is not exactly one JSON object
 // gives an error matching ErrCorruptRecord that names the path.
 func ReadRecord(runDir string) (Record, error) {
+	obj, _, _, err := readRecordFile(runDir)
+	return obj, err
+}
+
+// readRecordFile reads <runDir>/run.json without following a link, and
+// checks it is exactly one JSON object: the object, its bytes, and the
+// file's stat when it was read. Its errors are ReadRecord's.
+func readRecordFile(runDir string) (Record, []byte, *unix.Stat_t, error) {
 	path := filepath.Join(runDir, RecordName)
 	slug := filepath.Base(runDir)
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read run.json of '%s': %w", slug, err)
+		return nil, nil, nil, fmt.Errorf("read run.json of '%s': %w", slug, err)
 	}
 	if err != nil {
-		return nil, corruptRecord(slug, path, "cannot open it", err)
+		return nil, nil, nil, corruptRecord(slug, path, "cannot open it", err)
 	}
 	defer func() { _ = f.Close() }() // only read: nothing to lose
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return nil, nil, nil, corruptRecord(slug, path, "cannot stat it", err)
+	}
 	data, err := io.ReadAll(f)
 	if err != nil {
-		return nil, corruptRecord(slug, path, "cannot read it", err)
+		return nil, nil, nil, corruptRecord(slug, path, "cannot read it", err)
 	}
 	obj, err := decodeObject(data)
 	if err != nil {
-		return nil, corruptRecord(slug, path, err.Error(), nil)
+		return nil, nil, nil, corruptRecord(slug, path, err.Error(), nil)
 	}
-	return Record(obj), nil
+	return Record(obj), data, &st, nil
 }
 
 // WriteRecord replaces <runDir>/run.json with rec, atomically (a reader sees

@@ -6,12 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-
-	"golang.org/x/sys/unix"
 )
 
 // RunRecord is run.json, typed: every key of the machine contract that
@@ -101,28 +96,11 @@ type RunFile struct {
 // A key of the wrong type is a warning, not a failure, so one bad key never
 // hides a run.
 func ReadRun(runDir string) (RunFile, error) {
-	var rf RunFile
-	path := filepath.Join(runDir, RecordName)
-	slug := filepath.Base(runDir)
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return rf, fmt.Errorf("read run.json of '%s': %w", slug, err)
-	}
+	_, data, st, err := readRecordFile(runDir)
 	if err != nil {
-		return rf, corruptRecord(slug, path, "cannot open it", err)
+		return RunFile{}, err
 	}
-	defer func() { _ = f.Close() }() // only read: nothing to lose
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err == nil {
-		rf.Size, rf.ModTime, rf.Ino = st.Size, st.Mtim.Nano(), st.Ino
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return rf, corruptRecord(slug, path, "cannot read it", err)
-	}
-	if _, err := decodeObject(data); err != nil {
-		return rf, corruptRecord(slug, path, err.Error(), nil)
-	}
+	rf := RunFile{Size: st.Size, ModTime: st.Mtim.Nano(), Ino: st.Ino}
 	rf.Record, rf.Warning = decodeRun(data)
 	return rf, nil
 }

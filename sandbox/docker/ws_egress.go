@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types"
-	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
 
@@ -62,47 +61,23 @@ func (w *Workspace) egressWanted() bool { return w.cfg.AllowNetwork || w.cfg.Set
 // no network at all leaves nothing to reach, and there is no network to
 // create, remove or reconcile.
 func egressSpec(n objectNames, imageID string, labels map[string]string, allow egress.Allowlist, denied []netip.Addr) containerSpec {
-	noInit := false
-	pids := int64(egressPids)
 	deny := make([]string, len(denied))
 	for i, a := range denied {
 		deny[i] = a.String()
 	}
-	cfg := &container.Config{
-		Image:      imageID,
-		User:       fmt.Sprintf("%d:%d", egressUID, egressUID),
-		Env:        []string{"PATH=" + pathEnvValue, "LANG=C.UTF-8"},
-		Entrypoint: []string{toolboxPath},
-		Cmd: []string{
+	return sidecar{
+		imageID: imageID, user: fmt.Sprintf("%d:%d", egressUID, egressUID), network: "bridge",
+		cmd: []string{
 			"__egress", "proxy", "-socket", egressSocket,
 			"-allow", strings.Join(allow.Strings(), ","), "-deny-addr", strings.Join(deny, ","),
 		},
-		Labels:       labels,
-		OpenStdin:    true,
-		StdinOnce:    true,
-		AttachStdin:  true,
-		AttachStdout: true,
-		AttachStderr: true,
-	}
-	host := &container.HostConfig{
-		NetworkMode:    "bridge",
-		ReadonlyRootfs: true,
-		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges"},
-		Init:           &noInit,
-		Resources: container.Resources{
-			Memory:     egressMemory,
-			MemorySwap: egressMemory,
-			NanoCPUs:   1e9,
-			PidsLimit:  &pids,
-		},
-		Mounts: []mount.Mount{
+		labels: labels, memory: egressMemory, pids: egressPids,
+		mounts: []mount.Mount{
 			// Writable for the socket, in the one directory nobody owns.
 			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir},
 			n.Toolbox.mount(),
 		},
-	}
-	return containerSpec{Config: cfg, Host: host}
+	}.spec()
 }
 
 // egressDirEntry is the sidecar's directory in the tools volume.

@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
 
@@ -60,40 +59,16 @@ const (
 // included, and replaces the daemon's disk-usage walk over every volume
 // (`system df`), which took seconds and failed on long paths.
 func measurerSpec(n objectNames, imageID string, labels map[string]string) containerSpec {
-	noInit := false
-	pids := int64(measurerPids)
-	cfg := &container.Config{
-		Image:        imageID,
-		User:         userSpec(),
-		Env:          []string{"PATH=" + pathEnvValue, "LANG=C.UTF-8"},
-		Entrypoint:   []string{toolboxPath},
-		Cmd:          []string{"toolbox", "-root", workDir, "-measure-only"},
-		Labels:       labels,
-		OpenStdin:    true,
-		StdinOnce:    true,
-		AttachStdin:  true,
-		AttachStdout: true,
-		AttachStderr: true,
-	}
-	host := &container.HostConfig{
-		NetworkMode:    "none",
-		ReadonlyRootfs: true,
-		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges"},
-		Init:           &noInit,
-		Resources: container.Resources{
-			Memory:     measurerMemory,
-			MemorySwap: measurerMemory,
-			NanoCPUs:   1e9,
-			PidsLimit:  &pids,
-		},
-		Mounts: []mount.Mount{
+	return sidecar{
+		imageID: imageID, user: userSpec(), network: "none",
+		cmd:    []string{"toolbox", "-root", workDir, "-measure-only"},
+		labels: labels, memory: measurerMemory, pids: measurerPids,
+		mounts: []mount.Mount{
 			{Type: mount.TypeVolume, Source: n.WorkVolume, Target: workDir, ReadOnly: true},
 			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir, ReadOnly: true},
 			n.Toolbox.mount(),
 		},
-	}
-	return containerSpec{Config: cfg, Host: host}
+	}.spec()
 }
 
 // startMeasurer creates and starts the measurer once the tools volume

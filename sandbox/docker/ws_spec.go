@@ -84,6 +84,55 @@ type containerSpec struct {
 	Host   *container.HostConfig
 }
 
+// sidecar is what one of a run's helper containers (the measurer, the
+// egress proxy) is made of: the tool server's entrypoint with cmd, as
+// user, on network, within memory and pids, with mounts. Everything else
+// is the same for all of them: a read-only root, no capabilities, no new
+// privileges, no init (the tool server reaps), one CPU, and the standard
+// streams attached.
+type sidecar struct {
+	imageID, user, network string
+	cmd                    []string
+	labels                 map[string]string
+	memory, pids           int64
+	mounts                 []mount.Mount
+}
+
+// spec is the sidecar's container.
+func (sc sidecar) spec() containerSpec {
+	noInit := false
+	pids := sc.pids
+	return containerSpec{
+		Config: &container.Config{
+			Image:        sc.imageID,
+			User:         sc.user,
+			Env:          []string{"PATH=" + pathEnvValue, "LANG=C.UTF-8"},
+			Entrypoint:   []string{toolboxPath},
+			Cmd:          sc.cmd,
+			Labels:       sc.labels,
+			OpenStdin:    true,
+			StdinOnce:    true,
+			AttachStdin:  true,
+			AttachStdout: true,
+			AttachStderr: true,
+		},
+		Host: &container.HostConfig{
+			NetworkMode:    container.NetworkMode(sc.network),
+			ReadonlyRootfs: true,
+			CapDrop:        []string{"ALL"},
+			SecurityOpt:    []string{"no-new-privileges"},
+			Init:           &noInit,
+			Resources: container.Resources{
+				Memory:     sc.memory,
+				MemorySwap: sc.memory,
+				NanoCPUs:   1e9,
+				PidsLimit:  &pids,
+			},
+			Mounts: sc.mounts,
+		},
+	}
+}
+
 // workerEnv is the environment of the worker container, and so of the
 // tool server and every command it runs: nothing is inherited from the
 // image (C-4).
