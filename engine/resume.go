@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,9 +29,10 @@ type ResumeRequest struct {
 	// Target is a run slug, or a run directory when it contains a path
 	// separator (RE-1).
 	Target string
-	// RunDir, when set, is the run directory Target names, already
-	// resolved (runs.Store.Resume looks slugs up in its own root).
-	RunDir string
+	// Run, when set, is the run Target names, already found in a store
+	// (runs.Store.Find); otherwise Target is found in the environment's
+	// runs root.
+	Run *runs.Run
 	// Feedback is the reviewer's text (--feedback), when HasFeedback.
 	Feedback    string
 	HasFeedback bool
@@ -87,17 +87,21 @@ func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (*Payload, error
 }
 
 func (r *Runner) prepareResume(ctx context.Context, req ResumeRequest) (*prepared, error) {
-	dir := req.RunDir
-	if dir == "" {
-		var err error
-		if dir, err = ResumeTarget(req.Target); err != nil {
+	run := req.Run
+	if run == nil {
+		store, err := runs.OpenDefault()
+		if err != nil {
+			return nil, refuse("", "%v", err)
+		}
+		if run, err = store.Find(req.Target); err != nil {
 			return nil, err
 		}
 	}
-	prior, err := ReadPriorRecord(dir)
+	prior, err := runs.ReadPrior(run)
 	if err != nil {
 		return nil, err
 	}
+	dir := prior.Dir
 	guarded, err := runs.GuardPriorRun(ctx, dir, prior.Record, runs.UseResume)
 	if err != nil {
 		return nil, err
@@ -180,7 +184,7 @@ func (r *Runner) prepareResume(ctx context.Context, req ResumeRequest) (*prepare
 // rule and the verify settings too unless given (a setting the resumed run
 // did not record keeps req.Spec's value, the built-in default);
 // everything else as the flags say.
-func resumeSpec(req ResumeRequest, prior *PriorRecord) Spec {
+func resumeSpec(req ResumeRequest, prior *runs.Prior) Spec {
 	s := req.Spec
 	s.Repo, s.Sandbox, s.Provider = prior.Repo, prior.Sandbox, prior.Provider
 	s.BranchFrom = ""
@@ -203,153 +207,6 @@ func resumeSpec(req ResumeRequest, prior *PriorRecord) Spec {
 		s.VerifyTimeout = *prior.VerifyTimeout
 	}
 	return s
-}
-
-// ResumeTarget resolves a resume's argument to a run directory (RE-1): a
-// value with a path separator (or an absolute one) is that directory,
-// resolved; anything else is a slug under the runs root.
-func ResumeTarget(target string) (string, error) {
-	if strings.ContainsRune(target, filepath.Separator) || filepath.IsAbs(target) {
-		abs, err := filepath.Abs(target)
-		if err != nil {
-			return "", refuse("", "run directory %s: %v", target, err)
-		}
-		dir, err := filepath.EvalSymlinks(abs)
-		if err != nil {
-			return "", refuse("", "no run directory at %s", abs)
-		}
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return "", refuse("", "%s is not a run directory", abs)
-		}
-		return dir, nil
-	}
-	if err := transcript.ValidSlug(target); err != nil {
-		return "", refuse("see 'dirtywork runs list'", "%v", err)
-	}
-	root, err := transcript.RunsRoot()
-	if err != nil {
-		return "", refuse("", "%v", err)
-	}
-	dir, err := transcript.FindRunDir(root, target)
-	if err != nil {
-		return "", refuse("see 'dirtywork runs list'", "%v", err)
-	}
-	return dir, nil
-}
-
-// PriorRecord is a prior run's run.json as RE-2 reads it.
-type PriorRecord struct {
-	Slug, Repo, Worktree, Branch, BaseCommit, Sandbox string
-	Status                                            transcript.Status
-	// Task and Model come from run_start when run.json lacks them.
-	Task, Model string
-	// Turns is run.json's, else the last run_end's; nil when neither says.
-	Turns *int
-	// Provider defaults to openai.
-	Provider string
-	// Image is the recorded image, "" when none.
-	Image       string
-	AllowCommit bool
-	// VerifyCommand is verify_command, else the recorded verify.command.
-	VerifyCommand               string
-	VerifyRounds, VerifyTimeout *int
-	Record                      transcript.RunRecord
-}
-
-// ReadPriorRecord reads and checks the run.json of the run in dir (RE-2):
-// an object with the strings slug, repo, worktree, branch, base_commit,
-// sandbox and status; task and model, when missing, from the transcript's
-// first run_start; turns, when missing, from its last run_end.
-func ReadPriorRecord(dir string) (*PriorRecord, error) {
-	slug := filepath.Base(dir)
-	rf, err := transcript.ReadRun(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, refuse("", "run '%s' has no run.json in %s", slug, dir)
-		}
-		return nil, refuse("", "%v", err)
-	}
-	rec := rf.Record
-	pr := &PriorRecord{
-		Record: rec, Slug: rec.Slug, Repo: rec.Repo, Worktree: rec.Worktree, Branch: rec.Branch,
-		BaseCommit: rec.BaseCommit, Sandbox: rec.Sandbox, Status: rec.Status,
-	}
-	for _, f := range []struct{ key, val string }{
-		{"slug", pr.Slug},
-		{"repo", pr.Repo},
-		{"worktree", pr.Worktree},
-		{"branch", pr.Branch},
-		{"base_commit", pr.BaseCommit},
-		{"sandbox", pr.Sandbox},
-		{"status", string(pr.Status)},
-	} {
-		if f.val == "" { // absent, null, or not a string
-			return nil, refuse("", "run.json of '%s' is missing '%s'", slug, f.key)
-		}
-	}
-	if pr.Sandbox != "docker" && pr.Sandbox != "none" {
-		return nil, refuse("", "run.json of '%s' records an unknown sandbox '%s'", slug, pr.Sandbox)
-	}
-	pr.Task, pr.Model, pr.Turns = rec.Task, rec.Model, rec.Turns
-	if pr.Task == "" || pr.Model == "" || pr.Turns == nil {
-		start, end := transcriptEnds(filepath.Join(dir, transcript.TranscriptName))
-		if pr.Task == "" || pr.Model == "" {
-			if start == nil {
-				return nil, refuse("", "run '%s': run.json lacks its task or model and the transcript has no run_start", slug)
-			}
-			if pr.Task == "" {
-				pr.Task = start.Task
-			}
-			if pr.Model == "" {
-				pr.Model = start.Model
-			}
-		}
-		if pr.Turns == nil && end != nil {
-			t := end.Turns
-			pr.Turns = &t
-		}
-	}
-	pr.Provider = rec.Provider
-	if pr.Provider == "" {
-		pr.Provider = "openai"
-	}
-	pr.Image, pr.AllowCommit = runs.Str(rec.Image), rec.AllowCommit
-	pr.VerifyCommand = runs.Str(rec.VerifyCommand)
-	if pr.VerifyCommand == "" && rec.Verify != nil {
-		pr.VerifyCommand = rec.Verify.Command
-	}
-	pr.VerifyRounds, pr.VerifyTimeout = rec.VerifyRounds, rec.VerifyTimeout
-	return pr, nil
-}
-
-// transcriptEnds finds the first run_start and the last runner run_end of
-// a transcript; either is nil when absent or unreadable.
-func transcriptEnds(path string) (*transcript.RunStart, *transcript.RunEnd) {
-	lines, _, err := transcript.ReadFile(path)
-	if err != nil && len(lines) == 0 {
-		return nil, nil
-	}
-	var start *transcript.RunStart
-	var end *transcript.RunEnd
-	for _, l := range lines {
-		switch l.Event {
-		case transcript.EventRunStart:
-			if start == nil {
-				if ev, err := l.Decode(); err == nil {
-					if rs, ok := ev.(transcript.RunStart); ok {
-						start = &rs
-					}
-				}
-			}
-		case transcript.EventRunEnd:
-			if ev, err := l.Decode(); err == nil {
-				if re, ok := ev.(transcript.RunEnd); ok {
-					end = &re
-				}
-			}
-		}
-	}
-	return start, end
 }
 
 // cutTask is the prior task before the first resume marker.

@@ -223,63 +223,6 @@ func TestResumeSetupFailureKeepsTheWorktree(t *testing.T) {
 	}
 }
 
-func TestReadPriorRecordNeedsEveryKey(t *testing.T) {
-	full := transcript.Record{
-		"slug": "s", "repo": "/r", "worktree": "/r/.worktrees/dw-s", "branch": "dirtywork/s",
-		"base_commit": strings.Repeat("a", 40), "sandbox": "none", "status": "max_turns", "task": "t", "model": "m",
-	}
-	for _, key := range []string{"slug", "repo", "worktree", "branch", "base_commit", "sandbox", "status"} {
-		for _, bad := range []any{nil, 7, true} {
-			dir := filepath.Join(t.TempDir(), "run-"+key)
-			if err := os.Mkdir(dir, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			rec := transcript.Record{}
-			for k, v := range full {
-				rec[k] = v
-			}
-			if bad == nil {
-				delete(rec, key)
-			} else {
-				rec[key] = bad
-			}
-			if err := transcript.WriteRecord(dir, rec); err != nil {
-				t.Fatal(err)
-			}
-			_, err := ReadPriorRecord(dir)
-			var pe *PreflightError
-			if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "is missing '"+key+"'") {
-				t.Errorf("%s = %v: %v", key, bad, err)
-			}
-		}
-	}
-	// task and model come from run_start, turns from the last run_end.
-	dir := filepath.Join(t.TempDir(), "run-start")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	rec := transcript.Record{}
-	for k, v := range full {
-		rec[k] = v
-	}
-	delete(rec, "task")
-	delete(rec, "model")
-	if err := transcript.WriteRecord(dir, rec); err != nil {
-		t.Fatal(err)
-	}
-	tw, err := transcript.Create(filepath.Join(dir, transcript.TranscriptName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = tw.Write(transcript.RunStart{Task: "from run_start", Model: "model/x"})
-	_ = tw.Write(transcript.RunEnd{Status: "max_turns", Turns: 7})
-	_ = tw.Close()
-	pr, err := ReadPriorRecord(dir)
-	if err != nil || pr.Task != "from run_start" || pr.Model != "model/x" || pr.Turns == nil || *pr.Turns != 7 {
-		t.Fatalf("%+v %v", pr, err)
-	}
-}
-
 func TestTranscriptTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), transcript.TranscriptName)
 	tw, err := transcript.Create(path)
@@ -382,11 +325,11 @@ func TestResumeRefusesACollidingSlug(t *testing.T) {
 // defaults (req.Spec's values when nothing was given).
 func TestResumeSpecPrecedence(t *testing.T) {
 	intp := func(n int) *int { return &n }
-	recorded := &PriorRecord{
+	recorded := &runs.Prior{
 		Repo: "/r", Sandbox: "none", Provider: "openai", Model: "m",
 		AllowCommit: true, VerifyCommand: "make test", VerifyRounds: intp(3), VerifyTimeout: intp(90),
 	}
-	unrecorded := &PriorRecord{Repo: "/r", Sandbox: "none", Provider: "openai", Model: "m"}
+	unrecorded := &runs.Prior{Repo: "/r", Sandbox: "none", Provider: "openai", Model: "m"}
 	defaults := Spec{VerifyRounds: 1, VerifyTimeout: 600}
 	flags := Spec{AllowCommit: false, VerifyCommand: "go test ./...", VerifyRounds: 0, VerifyTimeout: 30}
 	all := ResumeOverrides{AllowCommit: true, Verify: true, VerifyRounds: true, VerifyTimeout: true}
@@ -397,7 +340,7 @@ func TestResumeSpecPrecedence(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		prior *PriorRecord
+		prior *runs.Prior
 		spec  Spec
 		given ResumeOverrides
 		want  want

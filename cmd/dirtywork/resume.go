@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"maps"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/engine/runs"
-	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // carriedFlags are run's flags a resume does not take: the run being
@@ -115,15 +112,12 @@ func inheritedOrCarried() map[string]bool {
 // A refusal is an *engine.PreflightError: nothing was created and the
 // resumed run is as it was.
 func resumeInStore(ctx context.Context, s *runs.Store, r *engine.Runner, req engine.ResumeRequest) (*engine.Payload, error) {
-	if req.RunDir == "" && !strings.ContainsRune(req.Target, filepath.Separator) && !filepath.IsAbs(req.Target) {
-		if err := transcript.ValidSlug(req.Target); err != nil {
-			return nil, &engine.PreflightError{Msg: err.Error(), Hint: "see 'dirtywork runs list'", Err: err}
-		}
-		dir, err := transcript.FindRunDir(s.Root(), req.Target)
+	if req.Run == nil {
+		run, err := s.Find(req.Target)
 		if err != nil {
-			return nil, &engine.PreflightError{Msg: err.Error(), Hint: "see 'dirtywork runs list'", Err: err}
+			return nil, err
 		}
-		req.RunDir = dir
+		req.Run = run
 	}
 	return r.Resume(ctx, req)
 }

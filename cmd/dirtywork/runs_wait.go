@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 )
@@ -56,14 +57,18 @@ func waitForRun(ctx context.Context, io *streams, slug string, timeout float64, 
 	if err := transcript.ValidSlug(slug); err != nil {
 		return withHint(err, "see 'dirtywork runs list'")
 	}
-	root, err := transcript.RunsRoot()
+	store, err := runs.OpenDefault()
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	dir, err := transcript.FindRunDir(root, slug)
-	if err != nil {
-		return withHint(err, "see 'dirtywork runs list'")
+	run, err := store.Find(slug)
+	var refusal *runs.Refusal
+	if errors.As(err, &refusal) {
+		return withHint(errors.New(refusal.Msg), refusal.Hint)
+	} else if err != nil {
+		return usageErrorf("%v", err)
 	}
+	dir := run.Dir
 	wctx := ctx
 	if bounded {
 		var cancel context.CancelFunc

@@ -139,15 +139,14 @@ func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (docke
 	if err != nil {
 		return refuse("%v", err)
 	}
-	dir, err := transcript.FindRunDir(root, slug)
+	run, err := Open(root).Find(slug)
 	if err != nil {
 		return refuse("%v", err)
 	}
-	rf, err := transcript.ReadRun(dir)
-	if err != nil {
-		return refuse("read run.json of '%s': %v", slug, err)
+	if run.Err != nil {
+		return refuse("read run.json of '%s': %v", slug, run.Err)
 	}
-	rec := rf.Record
+	dir, rec := run.Dir, run.Record
 	if rec.Sandbox != "docker" {
 		return refuse("'%s' is not a docker-sandbox run", slug)
 	}
