@@ -92,6 +92,9 @@ type Outcome struct {
 	PrefixReuse int
 	// Requests counts model requests sent.
 	Requests int
+	// ModelFailure says what failed when the model request itself ended
+	// the run (transcript.ModelFailure*); "" otherwise.
+	ModelFailure string
 	Duration time.Duration
 }
 
@@ -232,15 +235,18 @@ func (r *run) ask(ctx context.Context) (resp provider.Response, status transcrip
 		if !r.l.now().Before(r.deadline.Add(-500 * time.Millisecond)) {
 			return resp, transcript.StatusTimeout, "", true
 		}
+		r.out.ModelFailure = transcript.ModelFailureRequestTimeout
 		return resp, transcript.StatusModelError, "model request timed out before the run deadline", true
 	case isProviderErr && pe.ContextOverflow:
 		return resp, transcript.StatusContextExhausted, "", true
 	case isProviderErr && pe.Malformed:
 		r.out.Turns++
+		r.out.ModelFailure = transcript.ModelFailureMalformed
 		return resp, transcript.StatusModelError, err.Error(), true
 	default:
 		// The original let these escape with no evidence; the run ends
 		// here instead, keeping turns, usage and the last tool result.
+		r.out.ModelFailure = transcript.ModelFailureServer
 		return resp, transcript.StatusModelError, err.Error(), true
 	}
 }

@@ -264,20 +264,23 @@ func TestUnaddressableEntries(t *testing.T) {
 func TestProviderErrors(t *testing.T) {
 	h := newHarness(calls(call("c", "list_dir", `{}`)), &provider.Error{Msg: "malformed response from server (no choices[0].message)", Malformed: true})
 	out := h.run(t)
-	if out.Status != transcript.StatusModelError || out.Turns != 2 || !strings.Contains(out.FinalMessage, "no choices") {
+	if out.Status != transcript.StatusModelError || out.Turns != 2 || !strings.Contains(out.FinalMessage, "no choices") ||
+		out.ModelFailure != transcript.ModelFailureMalformed {
 		t.Fatalf("malformed: %+v", out)
 	}
 	h = newHarness(calls(call("c", "list_dir", `{}`)), &provider.Error{Msg: "HTTP 500 on x: boom", StatusCode: 500})
 	out = h.run(t)
-	if out.Status != transcript.StatusModelError || out.Turns != 1 || out.LastToolResult == nil || out.Usage.PromptTokens != 10 {
+	if out.Status != transcript.StatusModelError || out.Turns != 1 || out.LastToolResult == nil || out.Usage.PromptTokens != 10 ||
+		out.ModelFailure != transcript.ModelFailureServer {
 		t.Fatalf("evidence not kept: %+v", out)
 	}
 	h = newHarness(&provider.Error{Msg: "HTTP 400: context length exceeded", ContextOverflow: true})
-	if out := h.run(t); out.Status != transcript.StatusContextExhausted {
+	if out := h.run(t); out.Status != transcript.StatusContextExhausted || out.ModelFailure != "" {
 		t.Fatalf("overflow: %+v", out)
 	}
 	h = newHarness(&provider.Error{Msg: "timed out", Timeout: true})
-	if out := h.run(t); out.Status != transcript.StatusModelError || out.FinalMessage != "model request timed out before the run deadline" {
+	if out := h.run(t); out.Status != transcript.StatusModelError || out.FinalMessage != "model request timed out before the run deadline" ||
+		out.ModelFailure != transcript.ModelFailureRequestTimeout {
 		t.Fatalf("early timeout: %+v", out)
 	}
 	h = newHarness(func(ctx context.Context) (provider.Response, error) {

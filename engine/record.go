@@ -116,6 +116,7 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 		StuckOn: out.StuckOn, LastToolResult: out.LastToolResult, LastAssistantText: out.LastAssistantText,
 		Verify: out.Verify, TrimmedTurns: out.TrimmedTurns, Timeouts: out.Timeouts,
 		ContextWindowSource: p.windowSource, Artifacts: artifacts, PrefixReuse: &prefixReuse, Setup: setup,
+		ModelFailure: out.ModelFailure,
 	}
 	if finalizeError != nil {
 		end.FinalizeError = *finalizeError

@@ -63,3 +63,33 @@ func TestRunnerTurnsAPanicIntoModelError(t *testing.T) {
 		t.Fatalf("run.json %v %v", rec, err)
 	}
 }
+
+// A model server failing the request ends the run with model_error, and
+// run_end says it was the server (a bench keeps that out of the model's
+// score).
+func TestRunEndNamesAServerFailure(t *testing.T) {
+	t.Setenv(transcript.HomeEnv, filepath.Join(t.TempDir(), "home"))
+	r := &Runner{
+		Stderr: &bytes.Buffer{}, Version: "test",
+		NewProvider: func(Spec) (provider.Provider, error) {
+			return &fakeProvider{replies: []any{&provider.Error{Msg: "HTTP 503 on x: busy", StatusCode: 503, Transient: true}}}, nil
+		},
+	}
+	payload, err := r.Run(t.Context(), Spec{
+		Repo: tempRepo(t), Task: "anything", Model: "m", Provider: "openai", Sandbox: "none",
+		MaxTurns: 5, Timeout: time.Minute, MaxTokens: 100, ContextWindow: 32768,
+		MaxWorktreeMB: 100, MaxWorktreeFiles: 1000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, _, err := transcript.ReadFile(payload.Transcript)
+	if err != nil || len(lines) == 0 {
+		t.Fatalf("transcript: %v", err)
+	}
+	ev, err := lines[len(lines)-1].Decode()
+	end, ok := ev.(transcript.RunEnd)
+	if err != nil || !ok || end.Status != transcript.StatusModelError || end.ModelFailure != transcript.ModelFailureServer {
+		t.Fatalf("last line %T %+v (%v)", ev, ev, err)
+	}
+}

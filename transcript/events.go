@@ -364,7 +364,25 @@ type RunEnd struct {
 	// absent when nil.
 	Setup       *Setup `json:"setup,omitempty"`
 	PrefixReuse *int   `json:"prefix_reuse,omitempty"`
+	// ModelFailure is set when a model request ended the run: what
+	// failed (one of the ModelFailure* constants), so a reader tells a
+	// server's fault from the model's without parsing messages. Absent
+	// otherwise.
+	ModelFailure string `json:"model_failure,omitempty"`
 }
+
+// What a model request that ended a run failed on (RunEnd.ModelFailure).
+const (
+	// ModelFailureServer: the server refused or failed the request
+	// (unreachable, an HTTP error other than a context overflow).
+	ModelFailureServer = "server"
+	// ModelFailureMalformed: the server's reply was not the protocol's
+	// shape.
+	ModelFailureMalformed = "malformed"
+	// ModelFailureRequestTimeout: one request outlasted its own deadline
+	// before the run's.
+	ModelFailureRequestTimeout = "request_timeout"
+)
 
 // EventName implements [Event].
 func (RunEnd) EventName() string { return EventRunEnd }
