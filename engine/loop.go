@@ -95,7 +95,7 @@ type Outcome struct {
 	// ModelFailure says what failed when the model request itself ended
 	// the run (transcript.ModelFailure*); "" otherwise.
 	ModelFailure string
-	Duration time.Duration
+	Duration     time.Duration
 }
 
 // run is the state of one loop execution.
