@@ -62,6 +62,9 @@ type Spec struct {
 // They are validated with the rest; AllowNetwork, Memory, TmpSize and CPUs
 // are used by the host sandbox too.
 type DockerSpec struct {
+	// Host is the docker engine to use (a DOCKER_HOST value); "" is the
+	// environment's. A bench spreads its cases over several.
+	Host         string
 	Image        string
 	AllowNetwork bool
 	Memory       string
