@@ -41,10 +41,10 @@ type Sweep struct {
 	// the repository, task, model, server and docker engine.
 	Base engine.Spec
 
-	Stage  func(ctx context.Context, task string) (*Staged, error)
-	Run    func(ctx context.Context, spec engine.Spec, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error)
-	Resume func(ctx context.Context, req engine.ResumeRequest, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error)
-	Score  func(ctx context.Context, req ScoreRequest) Score
+	Stage      func(ctx context.Context, task string) (*Staged, error)
+	RunCase    func(ctx context.Context, spec engine.Spec, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error)
+	ResumeCase func(ctx context.Context, req engine.ResumeRequest, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error)
+	Score      func(ctx context.Context, req ScoreRequest) Score
 	// Probe asks a server about itself (ProbeServer); Healthy says whether
 	// it answers at all (a paused server is probed until it does).
 	Probe   func(ctx context.Context, m ModelSpec) ServerInfo
@@ -258,7 +258,7 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	var log bytes.Buffer
 	started := func(st engine.Started) { s.Progress.follow(inFlight, st.Transcript) }
 	runStart := s.Now()
-	payload, err := s.Run(ctx, spec, &log, started)
+	payload, err := s.RunCase(ctx, spec, &log, started)
 	wall := s.Now().Sub(runStart).Seconds()
 	if err != nil {
 		return s.benchError(row, fmt.Sprintf("the run was refused: %v", err))
@@ -272,7 +272,7 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 		req := engine.ResumeRequest{Target: payload.RunDir, Feedback: feedback, HasFeedback: true, Spec: spec}
 		log.Reset()
 		resumeStart := s.Now()
-		next, err := s.Resume(ctx, req, &log, started)
+		next, err := s.ResumeCase(ctx, req, &log, started)
 		wall += s.Now().Sub(resumeStart).Seconds()
 		if err != nil {
 			s.Progress.note(fmt.Sprintf("%s  %s  repeat %d: fix round %d refused: %v", c.model.Model, c.task, c.repeat, round, err))

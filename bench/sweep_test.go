@@ -24,6 +24,7 @@ type fakeBench struct {
 	mu       sync.Mutex
 	attempts map[string]int
 	staged   atomic.Int32
+	made     atomic.Int32
 	cleaned  atomic.Int32
 	outcome  func(model, task string, attempt int) (transcript.Status, string)
 	pass     func(task string) bool
@@ -42,7 +43,7 @@ func (f *fakeBench) sweep(out string, models []ModelSpec, tasks []string, repeat
 			dir := f.t.TempDir()
 			return &Staged{Repo: dir, Task: "do " + task, Cleanup: func() error { f.cleaned.Add(1); return nil }}, nil
 		},
-		Run:     f.run,
+		RunCase: f.run,
 		Score: func(_ context.Context, req ScoreRequest) Score {
 			if f.pass(req.Task) {
 				return Score{Outcome: AcceptancePass, Output: "ok"}
@@ -58,10 +59,9 @@ func (f *fakeBench) run(_ context.Context, spec engine.Spec, _ *bytes.Buffer, st
 	key := spec.Model + "/" + spec.Task
 	f.attempts[key]++
 	attempt := f.attempts[key]
-	n := len(f.attempts)
 	f.mu.Unlock()
 	status, failure := f.outcome(spec.Model, strings.TrimPrefix(spec.Task, "do "), attempt)
-	dir := filepath.Join(f.runs, fmt.Sprintf("run-%d-%d", n, attempt))
+	dir := filepath.Join(f.runs, fmt.Sprintf("run-%d", f.made.Add(1)))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -80,8 +80,10 @@ func (f *fakeBench) run(_ context.Context, spec engine.Spec, _ *bytes.Buffer, st
 	_ = tw.Write(transcript.RunEnd{Status: status, Turns: 1, ModelFailure: failure})
 	_ = tw.Close()
 	turns := 1
-	return &engine.Payload{Status: status, RunDir: dir, Transcript: path, Worktree: spec.Repo, Turns: &turns,
-		Usage: transcript.Usage{PromptTokens: 10, CompletionTokens: 5}, Provider: "openai"}, nil
+	return &engine.Payload{
+		Status: status, RunDir: dir, Transcript: path, Worktree: spec.Repo, Turns: &turns,
+		Usage: transcript.Usage{PromptTokens: 10, CompletionTokens: 5}, Provider: "openai",
+	}, nil
 }
 
 func TestSweepScoresEveryCaseOnceAndResumes(t *testing.T) {
@@ -196,8 +198,8 @@ func TestSweepRecordsBenchErrors(t *testing.T) {
 		}
 		return stage(ctx, task)
 	}
-	run := s.Run
-	s.Run = func(ctx context.Context, spec engine.Spec, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
+	run := s.RunCase
+	s.RunCase = func(ctx context.Context, spec engine.Spec, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
 		if spec.Task == "do refused" {
 			return nil, &engine.PreflightError{Msg: "model not loaded"}
 		}
@@ -240,7 +242,7 @@ func TestSweepFixRounds(t *testing.T) {
 		return Score{Outcome: AcceptancePass}
 	}
 	var feedback []string
-	s.Resume = func(ctx context.Context, req engine.ResumeRequest, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
+	s.ResumeCase = func(ctx context.Context, req engine.ResumeRequest, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
 		feedback = append(feedback, req.Feedback)
 		return f.run(ctx, req.Spec, log, started)
 	}
