@@ -82,17 +82,58 @@ func groupKeyOf(e entry) groupKey {
 
 // groupStats computes the statistics of every group of es, sorted by label.
 func groupStats(es []entry) []GroupStats {
-	keys, groups := groupEntries(es, groupKeyOf, func(a, b groupKey) int {
+	groups := groupAll(es)
+	out := make([]GroupStats, len(groups))
+	for i := range groups {
+		out[i] = groups[i].GroupStats
+	}
+	return out
+}
+
+// RowGroup is one model served one way: its statistics and its rows.
+type RowGroup struct {
+	GroupStats
+	// Rows are the indices of the group's rows in the rows given, in
+	// their order.
+	Rows []int
+}
+
+// GroupRows computes this build's statistics of rows (what summarize
+// prints after the original's tables, and its JSON's groups) per model
+// and serving setup, sorted by label, and says which rows each group
+// holds. lookup reads verdicts live from the runs' records (nil: the
+// rows' own verdicts only).
+func GroupRows(rows []Row, lookup VerdictLookup) []RowGroup {
+	return groupAll(newEntries(rows, lookup))
+}
+
+// groupAll groups es by model and serving setup, sorted by label.
+func groupAll(es []entry) []RowGroup {
+	members := map[groupKey][]int{}
+	var keys []groupKey
+	for i, e := range es {
+		k := groupKeyOf(e)
+		if _, ok := members[k]; !ok {
+			keys = append(keys, k)
+		}
+		members[k] = append(members[k], i)
+	}
+	slices.SortFunc(keys, func(a, b groupKey) int {
 		if c := strings.Compare(a.model, b.model); c != 0 {
 			return c
 		}
 		return strings.Compare(a.serving, b.serving)
 	})
-	out := make([]GroupStats, 0, len(keys))
+	out := make([]RowGroup, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, oneGroup(k.model, groups[k]))
+		idx := members[k]
+		group := make([]entry, len(idx))
+		for j, i := range idx {
+			group[j] = es[i]
+		}
+		out = append(out, RowGroup{GroupStats: oneGroup(k.model, group), Rows: idx})
 	}
-	slices.SortStableFunc(out, func(a, b GroupStats) int { return strings.Compare(a.Label, b.Label) })
+	slices.SortStableFunc(out, func(a, b RowGroup) int { return strings.Compare(a.Label, b.Label) })
 	return out
 }
 

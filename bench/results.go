@@ -96,7 +96,18 @@ func ReadResults(path string) (*Results, error) {
 }
 
 func parseResults(path string, data []byte) *Results {
-	res := &Results{Path: path}
+	rows, problems := ParseLines(data, 1)
+	return &Results{Path: path, Rows: rows, Problems: problems}
+}
+
+// ParseLines reads lines of a results file as ReadResults does: every
+// line holding a JSON object is a row, every other non-blank line a
+// problem. first is the number of data's first line in its file (1 for
+// the whole file), so a tail read later numbers rows and problems as the
+// file does. A last line without its newline is read as a whole line:
+// whoever reads a file being written keeps such a line back until its
+// newline arrives.
+func ParseLines(data []byte, first int) (rows []Row, problems []LineError) {
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		// Whitespace around a line is no part of its JSON (the original
 		// strips it too), and a whitespace-only line is blank.
@@ -106,13 +117,13 @@ func parseResults(path string, data []byte) *Results {
 		}
 		row, err := decodeRow(line)
 		if err != nil {
-			res.Problems = append(res.Problems, LineError{Line: i + 1, Err: err})
+			problems = append(problems, LineError{Line: first + i, Err: err})
 			continue
 		}
-		row.Line = i + 1
-		res.Rows = append(res.Rows, row)
+		row.Line = first + i
+		rows = append(rows, row)
 	}
-	return res
+	return rows, problems
 }
 
 // decodeRow decodes one line into a row: the typed fields, leniently, and

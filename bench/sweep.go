@@ -55,6 +55,9 @@ type Sweep struct {
 
 	Progress *Progress
 	Now      func() time.Time
+
+	// state is the sweep's state file beside Out (StatePath).
+	state *sweepState
 }
 
 // Staged is a case's repository, made from its fixture.
@@ -132,6 +135,9 @@ func (s *Sweep) Run(ctx context.Context) (int, error) {
 	sched.close()
 	s.Progress.start(total, skipped)
 	defer s.Progress.finish()
+	s.state = openSweepState(s.Out, s.Stamp, s.Now)
+	s.state.start(total, skipped)
+	defer s.state.finish()
 
 	var (
 		wg       sync.WaitGroup
@@ -232,6 +238,8 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	row.Serving = servingOf(serving, c.model.Slots)
 	inFlight := s.Progress.caseStarted(c)
 	defer s.Progress.caseEnded(inFlight)
+	flight := s.state.caseStarted(c)
+	defer s.state.caseEnded(flight)
 
 	t0 := s.Now()
 	staged, err := s.Stage(ctx, c.task)
@@ -256,7 +264,10 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	spec.Sandbox = "docker"
 	spec.Docker.Host = s.Hosts[host]
 	var log bytes.Buffer
-	started := func(st engine.Started) { s.Progress.follow(inFlight, st.Transcript) }
+	started := func(st engine.Started) {
+		s.Progress.follow(inFlight, st.Transcript)
+		s.state.follow(flight, st.Slug, st.RunDir)
+	}
 	runStart := s.Now()
 	payload, err := s.RunCase(ctx, spec, &log, started)
 	wall := s.Now().Sub(runStart).Seconds()
