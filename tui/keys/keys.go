@@ -1,6 +1,7 @@
 // Package keys holds mission control's key maps: one struct of
 // key.Binding per context (the global keys, the runs list and the panes,
-// the review, the transcript, the launch form, dialogs and the stats), so
+// the review, the transcript, the launch form, dialogs, the stats and the
+// bench view), so
 // every component matches keys with key.Matches and the help bar shows
 // exactly what is bound. Any binding can be changed from the [tui.keys]
 // table of the config file; Rebind applies such a table and refuses keys
@@ -26,6 +27,7 @@ type Common struct {
 type Dashboard struct {
 	Launch     key.Binding
 	Stats      key.Binding
+	Bench      key.Binding
 	NextReview key.Binding
 	FocusNext  key.Binding
 	Zoom       key.Binding
@@ -109,6 +111,30 @@ type Stats struct {
 	Back  key.Binding
 }
 
+// Bench are the keys of the bench view's tables: the cursor moves over
+// the cases of the tasks × models table, one mark per repeat.
+type Bench struct {
+	Up             key.Binding
+	Down           key.Binding
+	Left           key.Binding
+	Right          key.Binding
+	Open           key.Binding
+	NextUnreviewed key.Binding
+	Back           key.Binding
+}
+
+// BenchCase are the keys of one bench case.
+type BenchCase struct {
+	// Review opens the case's run in the review, with its verdict keys.
+	Review         key.Binding
+	ScrollDown     key.Binding
+	ScrollUp       key.Binding
+	PageDown       key.Binding
+	PageUp         key.Binding
+	NextUnreviewed key.Binding
+	Back           key.Binding
+}
+
 // Map is every key map.
 type Map struct {
 	Common     Common
@@ -119,6 +145,8 @@ type Map struct {
 	Form       Form
 	Confirm    Confirm
 	Stats      Stats
+	Bench      Bench
+	BenchCase  BenchCase
 }
 
 func bind(help string, keys ...string) key.Binding {
@@ -154,6 +182,7 @@ func Default() Map {
 		Dashboard: Dashboard{
 			Launch:     bind("launch", "L"),
 			Stats:      bind("stats", "S"),
+			Bench:      bind("bench", "B"),
 			NextReview: bind("next review", "n"),
 			FocusNext:  bind("focus", "tab"),
 			Zoom:       bind("zoom", "z"),
@@ -224,6 +253,24 @@ func Default() Map {
 			Group: bind("group by", "g", "tab"),
 			Back:  bind("back", "esc"),
 		},
+		Bench: Bench{
+			Up:             bind("up", "up", "k"),
+			Down:           bind("down", "down", "j"),
+			Left:           bind("left", "left", "h"),
+			Right:          bind("right", "right", "l"),
+			Open:           bind("open case", "enter"),
+			NextUnreviewed: bind("next unreviewed pass", "n"),
+			Back:           bind("back", "esc", "q"),
+		},
+		BenchCase: BenchCase{
+			Review:         bind("diff & verdict", "d", "enter"),
+			ScrollDown:     bind("scroll down", "down", "j"),
+			ScrollUp:       bind("scroll up", "up", "k"),
+			PageDown:       bind("page down", "pgdown", "f"),
+			PageUp:         bind("page up", "pgup", "b"),
+			NextUnreviewed: bind("next unreviewed pass", "n"),
+			Back:           bind("back", "esc", "q"),
+		},
 	}
 }
 
@@ -231,67 +278,82 @@ func Default() Map {
 // "<context>.<action>" in lower snake case (for example review.accept).
 func (m *Map) Bindings() map[string]*key.Binding {
 	return map[string]*key.Binding{
-		"common.quit":            &m.Common.Quit,
-		"common.help":            &m.Common.Help,
-		"dashboard.launch":       &m.Dashboard.Launch,
-		"dashboard.stats":        &m.Dashboard.Stats,
-		"dashboard.next_review":  &m.Dashboard.NextReview,
-		"dashboard.focus_next":   &m.Dashboard.FocusNext,
-		"dashboard.zoom":         &m.Dashboard.Zoom,
-		"dashboard.pane1":        &m.Dashboard.Pane1,
-		"dashboard.pane2":        &m.Dashboard.Pane2,
-		"dashboard.pane3":        &m.Dashboard.Pane3,
-		"dashboard.pane4":        &m.Dashboard.Pane4,
-		"runs.up":                &m.Runs.Up,
-		"runs.down":              &m.Runs.Down,
-		"runs.top":               &m.Runs.Top,
-		"runs.bottom":            &m.Runs.Bottom,
-		"runs.filter":            &m.Runs.Filter,
-		"runs.open":              &m.Runs.Open,
-		"runs.transcript":        &m.Runs.Transcript,
-		"runs.stop":              &m.Runs.Stop,
-		"runs.editor":            &m.Runs.Editor,
-		"runs.dismiss":           &m.Runs.Dismiss,
-		"review.accept":          &m.Review.Accept,
-		"review.merge":           &m.Review.Merge,
-		"review.reject":          &m.Review.Reject,
-		"review.reject_feedback": &m.Review.RejectFeedback,
-		"review.clean":           &m.Review.Clean,
-		"review.toggle_file":     &m.Review.ToggleFile,
-		"review.next_file":       &m.Review.NextFile,
-		"review.prev_file":       &m.Review.PrevFile,
-		"review.next_hunk":       &m.Review.NextHunk,
-		"review.prev_hunk":       &m.Review.PrevHunk,
-		"review.scroll_down":     &m.Review.ScrollDown,
-		"review.scroll_up":       &m.Review.ScrollUp,
-		"review.page_down":       &m.Review.PageDown,
-		"review.page_up":         &m.Review.PageUp,
-		"review.stop":            &m.Review.Stop,
-		"review.editor":          &m.Review.Editor,
-		"review.next_review":     &m.Review.NextReview,
-		"review.transcript":      &m.Review.Transcript,
-		"review.back":            &m.Review.Back,
-		"transcript.prev":        &m.Transcript.Prev,
-		"transcript.next":        &m.Transcript.Next,
-		"transcript.first":       &m.Transcript.First,
-		"transcript.last":        &m.Transcript.Last,
-		"transcript.expand":      &m.Transcript.Expand,
-		"transcript.search":      &m.Transcript.Search,
-		"transcript.next_match":  &m.Transcript.NextMatch,
-		"transcript.prev_match":  &m.Transcript.PrevMatch,
-		"transcript.follow":      &m.Transcript.Follow,
-		"transcript.page_down":   &m.Transcript.PageDown,
-		"transcript.page_up":     &m.Transcript.PageUp,
-		"transcript.back":        &m.Transcript.Back,
-		"form.next":              &m.Form.Next,
-		"form.prev":              &m.Form.Prev,
-		"form.submit":            &m.Form.Submit,
-		"form.cancel":            &m.Form.Cancel,
-		"form.cycle":             &m.Form.Cycle,
-		"confirm.yes":            &m.Confirm.Yes,
-		"confirm.no":             &m.Confirm.No,
-		"stats.group":            &m.Stats.Group,
-		"stats.back":             &m.Stats.Back,
+		"common.quit":                &m.Common.Quit,
+		"common.help":                &m.Common.Help,
+		"dashboard.launch":           &m.Dashboard.Launch,
+		"dashboard.stats":            &m.Dashboard.Stats,
+		"dashboard.bench":            &m.Dashboard.Bench,
+		"dashboard.next_review":      &m.Dashboard.NextReview,
+		"dashboard.focus_next":       &m.Dashboard.FocusNext,
+		"dashboard.zoom":             &m.Dashboard.Zoom,
+		"dashboard.pane1":            &m.Dashboard.Pane1,
+		"dashboard.pane2":            &m.Dashboard.Pane2,
+		"dashboard.pane3":            &m.Dashboard.Pane3,
+		"dashboard.pane4":            &m.Dashboard.Pane4,
+		"runs.up":                    &m.Runs.Up,
+		"runs.down":                  &m.Runs.Down,
+		"runs.top":                   &m.Runs.Top,
+		"runs.bottom":                &m.Runs.Bottom,
+		"runs.filter":                &m.Runs.Filter,
+		"runs.open":                  &m.Runs.Open,
+		"runs.transcript":            &m.Runs.Transcript,
+		"runs.stop":                  &m.Runs.Stop,
+		"runs.editor":                &m.Runs.Editor,
+		"runs.dismiss":               &m.Runs.Dismiss,
+		"review.accept":              &m.Review.Accept,
+		"review.merge":               &m.Review.Merge,
+		"review.reject":              &m.Review.Reject,
+		"review.reject_feedback":     &m.Review.RejectFeedback,
+		"review.clean":               &m.Review.Clean,
+		"review.toggle_file":         &m.Review.ToggleFile,
+		"review.next_file":           &m.Review.NextFile,
+		"review.prev_file":           &m.Review.PrevFile,
+		"review.next_hunk":           &m.Review.NextHunk,
+		"review.prev_hunk":           &m.Review.PrevHunk,
+		"review.scroll_down":         &m.Review.ScrollDown,
+		"review.scroll_up":           &m.Review.ScrollUp,
+		"review.page_down":           &m.Review.PageDown,
+		"review.page_up":             &m.Review.PageUp,
+		"review.stop":                &m.Review.Stop,
+		"review.editor":              &m.Review.Editor,
+		"review.next_review":         &m.Review.NextReview,
+		"review.transcript":          &m.Review.Transcript,
+		"review.back":                &m.Review.Back,
+		"transcript.prev":            &m.Transcript.Prev,
+		"transcript.next":            &m.Transcript.Next,
+		"transcript.first":           &m.Transcript.First,
+		"transcript.last":            &m.Transcript.Last,
+		"transcript.expand":          &m.Transcript.Expand,
+		"transcript.search":          &m.Transcript.Search,
+		"transcript.next_match":      &m.Transcript.NextMatch,
+		"transcript.prev_match":      &m.Transcript.PrevMatch,
+		"transcript.follow":          &m.Transcript.Follow,
+		"transcript.page_down":       &m.Transcript.PageDown,
+		"transcript.page_up":         &m.Transcript.PageUp,
+		"transcript.back":            &m.Transcript.Back,
+		"form.next":                  &m.Form.Next,
+		"form.prev":                  &m.Form.Prev,
+		"form.submit":                &m.Form.Submit,
+		"form.cancel":                &m.Form.Cancel,
+		"form.cycle":                 &m.Form.Cycle,
+		"confirm.yes":                &m.Confirm.Yes,
+		"confirm.no":                 &m.Confirm.No,
+		"stats.group":                &m.Stats.Group,
+		"stats.back":                 &m.Stats.Back,
+		"bench.up":                   &m.Bench.Up,
+		"bench.down":                 &m.Bench.Down,
+		"bench.left":                 &m.Bench.Left,
+		"bench.right":                &m.Bench.Right,
+		"bench.open":                 &m.Bench.Open,
+		"bench.next_unreviewed":      &m.Bench.NextUnreviewed,
+		"bench.back":                 &m.Bench.Back,
+		"bench_case.review":          &m.BenchCase.Review,
+		"bench_case.scroll_down":     &m.BenchCase.ScrollDown,
+		"bench_case.scroll_up":       &m.BenchCase.ScrollUp,
+		"bench_case.page_down":       &m.BenchCase.PageDown,
+		"bench_case.page_up":         &m.BenchCase.PageUp,
+		"bench_case.next_unreviewed": &m.BenchCase.NextUnreviewed,
+		"bench_case.back":            &m.BenchCase.Back,
 	}
 }
 
@@ -305,6 +367,9 @@ var screens = map[string][]string{
 	"the launch form": {"form."},
 	"a confirmation":  {"confirm."},
 	"the stats":       {"common.", "stats."},
+	// On the bench screens q goes back (ctrl+c still quits).
+	"the bench view": {"common.help", "bench."},
+	"a bench case":   {"common.help", "bench_case."},
 }
 
 // Rebind applies overrides (binding name → keys) and checks that no key

@@ -56,6 +56,19 @@ const (
 	GlyphSay      = "›"
 	GlyphEllipsis = "…"
 	GlyphSep      = "·"
+
+	// A bench case's mark: passed, failed (GlyphFail), gamed (GlyphWarn),
+	// failed for the harness (not counted), in flight (GlyphRunning), not
+	// run yet.
+	GlyphPass    = "✓"
+	GlyphHarness = "○"
+	GlyphPending = "·"
+	// A pass-rate bar: passes surely (below the interval), the interval
+	// below the rate and above it, beyond the interval.
+	GlyphBarSure  = "█"
+	GlyphBarLow   = "▓"
+	GlyphBarHigh  = "▒"
+	GlyphBarEmpty = "░"
 )
 
 // Palette holds the semantic colour tokens.
