@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dirtywork/dirtywork/tui/backend"
+	"github.com/dirtywork/dirtywork/tui/benchview"
 	"github.com/dirtywork/dirtywork/tui/keys"
 	"github.com/dirtywork/dirtywork/tui/launch"
 	"github.com/dirtywork/dirtywork/tui/live"
@@ -75,6 +76,13 @@ type Options struct {
 	// Context is the program's: what the TUI starts in the background (the
 	// runs root's watch) ends with it. Run sets it; nil means never.
 	Context context.Context
+	// BenchDir is the bench root, where the bench view finds the newest
+	// results file.
+	BenchDir string
+	// BenchOpen starts mission control on the bench view of the results
+	// file Bench, or of the newest in BenchDir when Bench is "".
+	BenchOpen bool
+	Bench     string
 }
 
 type screen int
@@ -85,6 +93,7 @@ const (
 	screenTranscript
 	screenStats
 	screenLaunch
+	screenBench
 )
 
 func (s screen) String() string {
@@ -97,6 +106,8 @@ func (s screen) String() string {
 		return "stats"
 	case screenLaunch:
 		return "launch"
+	case screenBench:
+		return "bench"
 	}
 	return "dashboard"
 }
@@ -152,6 +163,13 @@ type Model struct {
 	transcript *transcriptview.Model
 	stats      stats.Model
 	form       *launch.Model
+	// bench is the bench view while it is open (its file followed), also
+	// under a review opened from it; reviewFrom is the screen a review
+	// returns to.
+	bench      *benchview.Model
+	reviewFrom screen
+	// initCmds are Cmds New made, for Init to start.
+	initCmds []tea.Cmd
 
 	help     help.Model
 	fullHelp bool
@@ -211,12 +229,15 @@ func New(opts Options) Model {
 	for _, spec := range opts.Queue {
 		m.enqueue(spec)
 	}
+	if opts.BenchOpen {
+		m.initCmds = append(m.initCmds, m.startBench(opts.Bench))
+	}
 	return m
 }
 
 // Init starts loading the runs, watching the root and the clock.
 func (m Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.previewCmd(), m.loadCmd(), m.watchCmd(), m.tickCmd()}
+	cmds := append([]tea.Cmd{m.previewCmd(), m.loadCmd(), m.watchCmd(), m.tickCmd()}, m.initCmds...)
 	if m.opts.Color == ColorAuto {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}

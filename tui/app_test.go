@@ -49,7 +49,8 @@ func newSample(t *testing.T, w, h int, opts ...harnessOpt) *harness {
 		Warnings: []backend.Warning{{Kind: backend.WarnBaseMoved, Text: "main moved 2 commits since the run began"}},
 	})
 	st.SetReview("docs-typo-0104", backend.Review{Patch: samplePatch, MergeBlockers: []string{"merging would conflict in README.md"}})
-	return newHarness(t, w, h, st, opts...)
+	bench := sampleBench(t)
+	return newHarness(t, w, h, st, append([]harnessOpt{func(o *Options) { o.BenchDir = bench }}, opts...)...)
 }
 
 func TestLoadGroupsRunsAndFollowsLiveOnes(t *testing.T) {

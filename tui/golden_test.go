@@ -33,6 +33,12 @@ var goldenScreens = []struct {
 	}},
 	{"launch", func(h *harness) { h.key("L") }},
 	{"stats", func(h *harness) { h.key("S") }},
+	{"bench", func(h *harness) { h.openBench() }},
+	{"bench-case", func(h *harness) {
+		h.openBench()
+		h.key("j", "l", "l") // qwen/qwen3-coder, shell-format, repeat 0
+		h.openBenchCase()
+	}},
 	{"help", func(h *harness) { h.key("?") }},
 	{"clean-confirm", func(h *harness) {
 		h.store.SetPlan("rename-api-0103", backend.CleanPlan{

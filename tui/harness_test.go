@@ -61,17 +61,20 @@ type harness struct {
 	raw   []string // tea.Raw payloads (bell, OSC 9)
 	// wait bounds each Cmd (150 ms when 0): longer ones are timers.
 	wait time.Duration
+	// late receives what Cmds that outlasted wait return after all (the
+	// bench view's follower); until delivers it.
+	late chan tea.Msg
 }
 
 type harnessOpt func(*Options)
 
 func newHarness(t *testing.T, w, h int, store *fake.Store, opts ...harnessOpt) *harness {
 	t.Helper()
-	hs := &harness{t: t, store: store, feed: &fakeFeed{}, clock: t0}
+	hs := &harness{t: t, store: store, feed: &fakeFeed{}, clock: t0, late: make(chan tea.Msg, 64)}
 	o := Options{
 		Store: store, Launcher: store, Feed: hs.feed, Keys: keys.Default(), Color: ColorDark,
 		Now: func() time.Time { return hs.clock }, TickEvery: -1,
-		Notify: Notify{Bell: true, OSC9: true},
+		Notify: Notify{Bell: true, OSC9: true}, Context: t.Context(),
 	}
 	for _, f := range opts {
 		f(&o)
@@ -98,14 +101,36 @@ func (h *harness) run(cmd tea.Cmd) {
 	if wait == 0 {
 		wait = 150 * time.Millisecond
 	}
-	for _, msg := range collect(cmd, time.Now().Add(wait)) {
+	for _, msg := range collect(cmd, time.Now().Add(wait), h.late) {
 		h.handle(msg)
 	}
 }
 
+// until delivers the messages of Cmds that outlasted the harness's wait
+// until cond holds, failing after a liveness bound.
+func (h *harness) until(what string, cond func() bool) {
+	h.t.Helper()
+	bound := time.After(20 * time.Second)
+	for !cond() {
+		select {
+		case msg := <-h.late:
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range b {
+					h.run(c)
+				}
+				continue
+			}
+			h.handle(msg)
+		case <-bound:
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
 // collect runs cmd (a batch's parts in parallel) and returns the messages
-// that arrive before the deadline, in the batch's order.
-func collect(cmd tea.Cmd, deadline time.Time) []tea.Msg {
+// that arrive before the deadline, in the batch's order; what arrives
+// later goes to late (when it has room).
+func collect(cmd tea.Cmd, deadline time.Time, late chan<- tea.Msg) []tea.Msg {
 	if cmd == nil {
 		return nil
 	}
@@ -115,6 +140,14 @@ func collect(cmd tea.Cmd, deadline time.Time) []tea.Msg {
 	select {
 	case msg = <-done:
 	case <-time.After(time.Until(deadline)):
+		go func() {
+			if msg := <-done; msg != nil {
+				select {
+				case late <- msg:
+				default:
+				}
+			}
+		}()
 		return nil
 	}
 	batch, ok := msg.(tea.BatchMsg)
@@ -127,7 +160,7 @@ func collect(cmd tea.Cmd, deadline time.Time) []tea.Msg {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = collect(c, deadline)
+			results[i] = collect(c, deadline, late)
 		}()
 	}
 	wg.Wait()

@@ -99,7 +99,13 @@ func (m *Model) layout() {
 		m.form.SetSize(w, h)
 	}
 	m.stats.SetSize(w, h)
+	if m.bench != nil {
+		m.bench.SetSize(w, h)
+	}
 }
+
+// ctrlCQuit is how to quit where q goes back (the bench screens).
+var ctrlCQuit = key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
 
 // helpBindings are the keys that work now, for the help bar.
 func (m Model) shortHelp() []key.Binding {
@@ -115,6 +121,10 @@ func (m Model) shortHelp() []key.Binding {
 		}
 	case screenStats:
 		return append(m.stats.ShortHelp(), c.Help, c.Quit)
+	case screenBench:
+		if m.bench != nil {
+			return append(m.bench.ShortHelp(), c.Help)
+		}
 	case screenLaunch:
 		if m.form != nil {
 			return m.form.ShortHelp()
@@ -125,7 +135,7 @@ func (m Model) shortHelp() []key.Binding {
 		return m.list.ShortHelp()
 	}
 	out := m.list.ShortHelp()
-	return append(out, d.NextReview, d.Launch, d.FocusNext, d.Zoom, d.Stats, c.Help, c.Quit)
+	return append(out, d.NextReview, d.Launch, d.FocusNext, d.Zoom, d.Stats, d.Bench, c.Help, c.Quit)
 }
 
 func (m Model) fullHelpGroups() [][]key.Binding {
@@ -142,6 +152,10 @@ func (m Model) fullHelpGroups() [][]key.Binding {
 		}
 	case screenStats:
 		return append(m.stats.FullHelp(), common)
+	case screenBench:
+		if m.bench != nil {
+			return append(m.bench.FullHelp(), []key.Binding{c.Help, ctrlCQuit})
+		}
 	case screenLaunch:
 		if m.form != nil {
 			return m.form.FullHelp()
@@ -149,7 +163,7 @@ func (m Model) fullHelpGroups() [][]key.Binding {
 	}
 	d := m.keys.Dashboard
 	return append(m.list.FullHelp(),
-		[]key.Binding{d.NextReview, d.Launch, d.Stats, d.FocusNext, d.Zoom},
+		[]key.Binding{d.NextReview, d.Launch, d.Stats, d.Bench, d.FocusNext, d.Zoom},
 		[]key.Binding{d.Pane1, d.Pane2, d.Pane3, d.Pane4},
 		common)
 }

@@ -281,6 +281,10 @@ func (m Model) settle(cmds []tea.Cmd) (Model, tea.Cmd) {
 	cmds = append(cmds, m.syncFollows()...)
 	cmds = append(cmds, m.startQueued()...)
 	if m.listDirty {
+		if m.bench != nil {
+			// A verdict may have been given: the bench counts it.
+			m.bench.RunsChanged()
+		}
 		m.refreshList()
 	}
 	if m.stats.Grouping() >= 0 && m.screen == screenStats {

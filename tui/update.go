@@ -11,6 +11,7 @@ import (
 	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/backend"
+	"github.com/dirtywork/dirtywork/tui/benchview"
 	"github.com/dirtywork/dirtywork/tui/feed"
 	"github.com/dirtywork/dirtywork/tui/launch"
 	"github.com/dirtywork/dirtywork/tui/review"
@@ -88,10 +89,27 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case review.DoneMsg:
 		return m.handleDone(msg)
-	case review.CloseMsg, transcriptview.CloseMsg, stats.CloseMsg:
+	case review.CloseMsg:
+		m.leaveReview()
+		return m.settle(nil)
+	case transcriptview.CloseMsg, stats.CloseMsg:
 		return m.closeScreen()
 	case review.NextMsg:
+		if m.reviewFrom == screenBench && m.bench != nil {
+			return m.nextBenchReview()
+		}
 		return m.openNextReview()
+	case benchview.Msg:
+		if m.bench == nil {
+			return m, nil
+		}
+		b, cmd := m.bench.Update(msg)
+		m.bench = &b
+		return m, cmd
+	case benchview.CloseMsg:
+		return m.closeBench()
+	case benchview.ReviewMsg:
+		return m.openBenchReview(msg.Slug)
 	case review.EditorMsg:
 		return m, m.editorCmd(msg.Dir)
 	case review.TranscriptMsg:
@@ -181,8 +199,9 @@ func (m Model) capturing() bool {
 }
 
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	// On the bench screens q goes back; ctrl+c still quits.
 	quitting := key.Matches(k, m.keys.Common.Quit)
-	if quitting && (k.String() == "ctrl+c" || !m.capturing()) {
+	if quitting && (k.String() == "ctrl+c" || !m.capturing() && m.screen != screenBench) {
 		return m.quit()
 	}
 	m.quitArmed = false
@@ -214,6 +233,14 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		f, cmd := m.form.Update(k)
 		asked := f.Take()
 		m.form = &f
+		return m.follow(asked, cmd)
+	case screenBench:
+		if m.bench == nil {
+			return m.closeScreen()
+		}
+		b, cmd := m.bench.Update(k)
+		asked := b.Take()
+		m.bench = &b
 		return m.follow(asked, cmd)
 	}
 	return m.dashboardKey(k)
@@ -261,6 +288,9 @@ func (m Model) dashboardKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.stats.SetRuns(m.runList())
 		m.layout()
 		return m, nil
+	case key.Matches(k, d.Bench):
+		cmd := m.startBench("")
+		return m, cmd
 	case key.Matches(k, d.NextReview):
 		return m.openNextReview()
 	case key.Matches(k, d.FocusNext):
@@ -477,9 +507,7 @@ func (m Model) handleDone(msg review.DoneMsg) (tea.Model, tea.Cmd) {
 		rv, _ := m.review.Update(msg)
 		m.review = &rv
 		if msg.Err == nil && msg.Action != "stop" {
-			m.screen = screenDashboard
-			m.review = nil
-			m.layout()
+			m.leaveReview()
 		}
 	}
 	return m.settle(nil)

@@ -44,6 +44,10 @@ func (m Model) Render() string {
 		}
 	case screenStats:
 		body = m.stats.View()
+	case screenBench:
+		if m.bench != nil {
+			body = m.bench.View(m.now)
+		}
 	case screenLaunch:
 		if m.form != nil {
 			body = center(m.form.View(), bw, bh)
