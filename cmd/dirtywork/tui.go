@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
+	"github.com/dirtywork/dirtywork/bench"
 	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/tui"
@@ -34,7 +37,11 @@ type tuiFlags struct {
 	notify      string
 	theme       string
 	logPath     string
+	bench       string
 }
+
+// benchNewest is --bench given without a file: the newest results file.
+const benchNewest = "\x00newest"
 
 func newTUICmd(io *streams) *cobra.Command {
 	var f tuiFlags
@@ -47,13 +54,21 @@ a launch form and queue (at most --max-parallel runs at once), live
 transcripts, the diff review with its verdict keys, and review statistics.
 Runs are started with 'dirtywork run --detach', so they outlive mission control.
 
+The bench screen (B, or --bench to start on it) shows a results file of
+'dirtywork bench' (the newest under <home>/bench, or FILE), live while its
+sweep runs: pass rates with their intervals, every case, failure classes,
+and each case's acceptance output and diff, with the verdict keys.
+
 Settings come from the [tui] section of the config file (notifications,
 max_parallel, theme, and [tui.keys] for any key binding); flags override it.
 Press ? inside for every key.`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
 			opts, err := tuiOptions(c, f)
 			if err != nil {
+				return err
+			}
+			if opts.BenchOpen, opts.Bench, err = benchTarget(c, f.bench, args, opts.BenchDir); err != nil {
 				return err
 			}
 			return runTUI(c.Context(), io, opts)
@@ -68,7 +83,63 @@ Press ? inside for every key.`,
 	fs.StringVar(&f.notify, "notify", "", "how an ended run is announced: bell, osc9, both or none")
 	fs.StringVar(&f.theme, "theme", "", "auto (ask the terminal), dark or light; NO_COLOR turns colour off")
 	fs.StringVar(&f.logPath, "log", "", "append errors and events to this file (default <home>/tui.log)")
+	fs.StringVar(&f.bench, "bench", "", "start on the bench screen of results file `FILE` (given alone: the newest under <home>/bench)")
+	fs.Lookup("bench").NoOptDefVal = benchNewest
 	return cmd
+}
+
+// benchTarget reads --bench [FILE]: whether to start on the bench screen,
+// and the results file (made absolute) or "" for the newest in dir. The
+// file may follow the flag as its own argument. A file that cannot be
+// read, or no results file at all, is refused.
+func benchTarget(c *cobra.Command, value string, args []string, dir string) (bool, string, error) {
+	if !c.Flags().Changed("bench") {
+		if len(args) > 0 {
+			return false, "", usageErrorf("unexpected argument %q (a results file goes after --bench)", args[0])
+		}
+		return false, "", nil
+	}
+	switch {
+	case value != benchNewest && value != "" && len(args) > 0:
+		return false, "", usageErrorf("--bench takes one results file, got %q and %q", value, args[0])
+	case value == benchNewest || value == "":
+		value = ""
+		if len(args) > 0 {
+			value = args[0]
+		}
+	}
+	if value == "" {
+		newest, err := bench.NewestResults(dir)
+		if err != nil {
+			return false, "", withHint(fmt.Errorf("--bench: no results file in %s", dir),
+				"run 'dirtywork bench' first, or name one: --bench FILE")
+		}
+		return true, newest, nil
+	}
+	path, err := filepath.Abs(value)
+	if err != nil {
+		return false, "", usageErrorf("--bench: %v", err)
+	}
+	// O_NONBLOCK: a FIFO must not hang the start; it is refused below.
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return false, "", usageErrorf("--bench: cannot read results file %s: %v", value, unwrapPath(err))
+	}
+	info, err := f.Stat()
+	_ = f.Close() // only opened to prove it can be read
+	if err != nil || !info.Mode().IsRegular() {
+		return false, "", usageErrorf("--bench: %s is not a results file (not a regular file)", value)
+	}
+	return true, path, nil
+}
+
+// unwrapPath drops the path an *fs.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // tuiConfig is the [tui] section of the config file.
@@ -252,6 +323,10 @@ func tuiOptions(c *cobra.Command, f tuiFlags) (tui.Options, error) {
 	if logPath == "" {
 		logPath = filepath.Join(filepath.Dir(root), "tui.log")
 	}
+	benchDir, err := transcript.BenchRoot()
+	if err != nil {
+		return tui.Options{}, usageErrorf("%v", err)
+	}
 	return tui.Options{
 		Store:       runsstore.New(runs.Open(root)),
 		Launcher:    &launcher.Launcher{APIKey: os.Getenv("DIRTYWORK_API_KEY")},
@@ -262,6 +337,7 @@ func tuiOptions(c *cobra.Command, f tuiFlags) (tui.Options, error) {
 		Launch:      defaults,
 		Editor:      editorCommand(),
 		Log:         fileLogger(logPath),
+		BenchDir:    benchDir,
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dirtywork/dirtywork/bench"
 	"github.com/dirtywork/dirtywork/tui"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/launcher"
@@ -129,5 +130,45 @@ func TestLauncherRefusalCarriesMessageAndHint(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(home, "runs")); len(entries) != 0 {
 		t.Fatalf("a refused launch created %d runs", len(entries))
+	}
+}
+
+// --bench refuses, exit 2, a results file it cannot read and a bench root
+// without one; a readable file gets as far as the terminal check.
+func TestTUIBenchRefusals(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	benchDir := filepath.Join(home, "bench")
+	if err := os.MkdirAll(benchDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(t.TempDir(), "r.jsonl")
+	if err := bench.AppendRow(results, bench.Row{Stamp: "s", Model: "m", Task: "t", Status: "completed", Acceptance: "pass"}); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"DIRTYWORK_HOME=" + home}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{"--bench", filepath.Join(home, "nope.jsonl")}, "cannot read results file"},
+		{"missing file, = form", []string{"--bench=" + filepath.Join(home, "nope.jsonl")}, "cannot read results file"},
+		{"a directory", []string{"--bench", benchDir}, "is not a results file"},
+		{"no results yet", []string{"--bench"}, "no results file in " + benchDir},
+		{"two files", []string{"--bench=" + results, results}, "one results file"},
+		{"an argument without --bench", []string{results}, "unexpected argument"},
+		{"a readable file", []string{"--bench", results}, "needs a terminal"},
+		{"the newest", []string{"--bench"}, "needs a terminal"},
+	} {
+		if c.name == "the newest" {
+			if err := os.Rename(results, filepath.Join(benchDir, "20261202T130000Z.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, errOut, code, err := runCLIProcess(t, "", env, append([]string{"tui"}, c.args...)...)
+		if err != nil || code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d (%v): %s", c.name, code, err, errOut)
+		}
 	}
 }
