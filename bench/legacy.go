@@ -90,6 +90,15 @@ func harnessOf(raw map[string]any) map[string]any {
 	return map[string]any{}
 }
 
+// nudgeKeys are the harness keys of NudgeKinds.
+var nudgeKeys = func() []string {
+	keys := make([]string, len(NudgeKinds))
+	for i, k := range NudgeKinds {
+		keys[i] = "nudge_" + k
+	}
+	return keys
+}()
+
 // detailColumns are the original's per-case table (B-11).
 var detailColumns = []string{
 	"model", "task", "rep", "status", "turns", "wall_s", "prompt",
@@ -100,9 +109,9 @@ var detailColumns = []string{
 func detailCells(e entry) []string {
 	raw := e.raw
 	h := harnessOf(raw)
-	nudges := make([]string, len(NudgeKinds))
-	for i, k := range NudgeKinds {
-		nudges[i] = pyStr(get(h, "nudge_"+k, json.Number("0")))
+	nudges := make([]string, len(nudgeKeys))
+	for i, k := range nudgeKeys {
+		nudges[i] = pyStr(get(h, k, json.Number("0")))
 	}
 	verdict := "-"
 	if pyTruthy(e.verdict) {
@@ -245,8 +254,8 @@ func (s *LegacyStats) addHarness(harnesses []map[string]any) {
 	s.HarnessRows = len(harnesses)
 	var nudges, timeouts []pyNum
 	for _, h := range harnesses {
-		for _, k := range NudgeKinds {
-			nudges = append(nudges, numOrZero(h["nudge_"+k]))
+		for _, k := range nudgeKeys {
+			nudges = append(nudges, numOrZero(h[k]))
 		}
 		timeouts = append(timeouts, numOrZero(h["timeouts"]))
 		if pyTruthy(h["stalled"]) {

@@ -118,13 +118,13 @@ func side(r *Results, es []entry) Side {
 func (s *Summary) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
 	if s.B == nil {
-		writeLegacyPlain(ew, s.entriesA)
+		writeLegacyPlain(ew, s.entriesA, s.A.Models)
 		if s.A.Extended {
 			writeGroups(ew, s.A.Groups)
 		}
 		return ew.err
 	}
-	writeLegacyCompare(ew, s.File, s.entriesA, s.Compare, s.entriesB)
+	writeLegacyCompare(ew, &s.A, s.B)
 	if s.A.Extended || s.B.Extended {
 		fmt.Fprintln(ew)
 		writePaired(ew, s.Paired)
