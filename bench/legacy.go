@@ -181,11 +181,15 @@ type LegacyStats struct {
 	MeanCompletionTokens *float64 `json:"mean_completion_tokens"`
 	// HarnessRows counts the rows with a non-empty harness object; the
 	// counters below are over those.
-	HarnessRows int   `json:"harness_rows"`
-	Nudges      pyNum `json:"nudges"`
-	Stalled     int   `json:"stalled"`
-	MaxTurns    int   `json:"max_turns"`
-	Timeouts    pyNum `json:"timeouts"`
+	HarnessRows int     `json:"harness_rows"`
+	Nudges      float64 `json:"nudges"`
+	Stalled     int     `json:"stalled"`
+	MaxTurns    int     `json:"max_turns"`
+	Timeouts    float64 `json:"timeouts"`
+
+	// nudges and timeouts as Python holds them: the compare table prints
+	// an int sum as 3 and a float one as 3.0.
+	nudges, timeouts pyNum
 }
 
 // legacyStats aggregates a non-empty group of entries.
@@ -265,7 +269,8 @@ func (s *LegacyStats) addHarness(harnesses []map[string]any) {
 			s.MaxTurns++
 		}
 	}
-	s.Nudges, s.Timeouts = pySum(nudges), pySum(timeouts)
+	s.nudges, s.timeouts = pySum(nudges), pySum(timeouts)
+	s.Nudges, s.Timeouts = s.nudges.float(), s.timeouts.float()
 }
 
 // numOrZero is `v or 0` for a number: a value that is not one counts 0

@@ -330,7 +330,7 @@ func harnessCounts(s *LegacyStats) []pyNum {
 	if s == nil || s.HarnessRows == 0 {
 		return nil
 	}
-	return []pyNum{s.Nudges, {i: int64(s.Stalled)}, {i: int64(s.MaxTurns)}, s.Timeouts}
+	return []pyNum{s.nudges, {i: int64(s.Stalled)}, {i: int64(s.MaxTurns)}, s.timeouts}
 }
 
 // harnessFootnote is the one line explaining every * of the table: how many
