@@ -76,8 +76,9 @@ func benchSummarize(io *streams, file, compare string, asJSON bool) error {
 	return sum.WriteText(io.out)
 }
 
-// readResultsFile reads a results file; anything but a readable regular
-// file is "no such file" (B-10), as in the original, exit 2.
+// readResultsFile reads a results file. Anything that is not a regular
+// file is "no such file" (B-10), as in the original; a file that cannot be
+// read is its reason. Both exit 2.
 func readResultsFile(path string) (*bench.Results, error) {
 	if info, err := os.Stat(path); err != nil || !info.Mode().IsRegular() {
 		return nil, usageErrorf("no such file '%s'", path)
