@@ -126,7 +126,7 @@ func sortItems(items []runinfo.Item) []runinfo.Item {
 	}
 	keys := make([]sortKey, len(items))
 	for i, it := range items {
-		k := sortKey{rank: rank[it.Phase()], started: it.Run.Started.UnixNano(), key: it.Key, idx: i}
+		k := sortKey{rank: rank[it.Phase()], started: it.Run.StartedAt().UnixNano(), key: it.Key, idx: i}
 		if it.Queued != nil {
 			k.queue = it.Queued.ID
 		}
