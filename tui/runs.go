@@ -386,7 +386,7 @@ func (m *Model) assignPanes() {
 			waiting = append(waiting, e)
 		}
 	}
-	slices.SortFunc(waiting, func(a, b *entry) int { return a.run.StartedAt().Compare(b.run.StartedAt()) })
+	sortByStart(waiting, false)
 	for _, e := range waiting {
 		slot := slices.Index(m.panes[:], "")
 		if slot < 0 {
@@ -418,13 +418,36 @@ func (m *Model) fillIdlePanes() {
 			cands = append(cands, e)
 		}
 	}
-	slices.SortFunc(cands, func(a, b *entry) int { return b.run.StartedAt().Compare(a.run.StartedAt()) })
+	sortByStart(cands, true)
 	for _, e := range cands {
 		slot := slices.Index(m.panes[:], "")
 		if slot < 0 {
 			return
 		}
 		m.panes[slot] = e.run.Slug
+	}
+}
+
+// sortByStart orders es by when their runs started, oldest first or
+// newest first, reading each run's start once (run.json records it as
+// text).
+func sortByStart(es []*entry, newestFirst bool) {
+	type keyed struct {
+		e  *entry
+		at time.Time
+	}
+	ks := make([]keyed, len(es))
+	for i, e := range es {
+		ks[i] = keyed{e, e.run.StartedAt()}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if newestFirst {
+			a, b = b, a
+		}
+		return a.at.Compare(b.at)
+	})
+	for i, k := range ks {
+		es[i] = k.e
 	}
 }
 
@@ -512,20 +535,22 @@ func (m Model) runList() []backend.Run {
 
 // nextReview is the run waiting for review longest (oldest end first).
 func (m Model) nextReview(except string) (backend.Run, bool) {
-	var best backend.Run
-	found := false
+	var best *entry
+	var bestEnd time.Time
 	for _, e := range m.runs {
-		r := e.run
+		r := &e.run
 		if r.Phase() != backend.PhaseReview || r.Slug == except {
 			continue
 		}
 		end := cmp.Or(r.EndedAt(), r.StartedAt())
-		bestEnd := cmp.Or(best.EndedAt(), best.StartedAt())
-		if !found || end.Before(bestEnd) || end.Equal(bestEnd) && r.Slug < best.Slug {
-			best, found = r, true
+		if best == nil || end.Before(bestEnd) || end.Equal(bestEnd) && r.Slug < best.run.Slug {
+			best, bestEnd = e, end
 		}
 	}
-	return best, found
+	if best == nil {
+		return backend.Run{}, false
+	}
+	return best.run, true
 }
 
 // counts are the header's numbers (counted when the list is rebuilt,

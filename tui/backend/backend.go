@@ -17,7 +17,8 @@ import (
 
 // Run is one run as the runs root records it: its run.json, typed, and
 // what the TUI knows of it besides. A key added to run.json is here as
-// soon as transcript.RunRecord has it.
+// soon as transcript.RunRecord has it. A Run is about a kilobyte, so its
+// methods take a pointer: the runs list calls them on every run.
 type Run struct {
 	// RunRecord is run.json as the runs store read it (the zero record
 	// when Problem is set). Its Slug is the run dir's name when the file
@@ -35,13 +36,13 @@ type Run struct {
 
 // StartedAt is when the run started; zero when run.json says nothing
 // readable.
-func (r Run) StartedAt() time.Time { return recordTime(r.Started) }
+func (r *Run) StartedAt() time.Time { return recordTime(r.Started) }
 
 // EndedAt is when the run ended; zero while it runs.
-func (r Run) EndedAt() time.Time { return recordTime(r.Ended) }
+func (r *Run) EndedAt() time.Time { return recordTime(r.Ended) }
 
 // TurnCount is how many turns the run took, -1 when unknown.
-func (r Run) TurnCount() int {
+func (r *Run) TurnCount() int {
 	if r.Turns == nil {
 		return -1
 	}
@@ -49,7 +50,7 @@ func (r Run) TurnCount() int {
 }
 
 // TokenCount is the prompt plus completion tokens run.json records.
-func (r Run) TokenCount() int {
+func (r *Run) TokenCount() int {
 	if r.Usage == nil {
 		return 0
 	}
@@ -57,7 +58,7 @@ func (r Run) TokenCount() int {
 }
 
 // LastText is the run's last assistant text, "" when there is none.
-func (r Run) LastText() string {
+func (r *Run) LastText() string {
 	if r.LastAssistantText == nil {
 		return ""
 	}
@@ -98,7 +99,7 @@ func (p Phase) String() string {
 }
 
 // Phase classifies the run.
-func (r Run) Phase() Phase {
+func (r *Run) Phase() Phase {
 	switch {
 	case r.Status == transcript.StatusRunning && r.Alive:
 		return PhaseRunning
@@ -113,7 +114,7 @@ func (r Run) Phase() Phase {
 }
 
 // Live reports whether the run's process is still going.
-func (r Run) Live() bool { return r.Status == transcript.StatusRunning && r.Alive }
+func (r *Run) Live() bool { return r.Status == transcript.StatusRunning && r.Alive }
 
 // Change is one thing the runs root watch saw: a run appeared or
 // changed (Run holds its new state), or disappeared (Removed).
