@@ -90,6 +90,15 @@ func harnessOf(raw map[string]any) map[string]any {
 	return map[string]any{}
 }
 
+// nudgeKeys are the harness keys of NudgeKinds.
+var nudgeKeys = func() []string {
+	keys := make([]string, len(NudgeKinds))
+	for i, k := range NudgeKinds {
+		keys[i] = "nudge_" + k
+	}
+	return keys
+}()
+
 // detailColumns are the original's per-case table (B-11).
 var detailColumns = []string{
 	"model", "task", "rep", "status", "turns", "wall_s", "prompt",
@@ -100,9 +109,9 @@ var detailColumns = []string{
 func detailCells(e entry) []string {
 	raw := e.raw
 	h := harnessOf(raw)
-	nudges := make([]string, len(NudgeKinds))
-	for i, k := range NudgeKinds {
-		nudges[i] = pyStr(get(h, "nudge_"+k, json.Number("0")))
+	nudges := make([]string, len(nudgeKeys))
+	for i, k := range nudgeKeys {
+		nudges[i] = pyStr(get(h, k, json.Number("0")))
 	}
 	verdict := "-"
 	if pyTruthy(e.verdict) {
@@ -172,11 +181,15 @@ type LegacyStats struct {
 	MeanCompletionTokens *float64 `json:"mean_completion_tokens"`
 	// HarnessRows counts the rows with a non-empty harness object; the
 	// counters below are over those.
-	HarnessRows int   `json:"harness_rows"`
-	Nudges      pyNum `json:"nudges"`
-	Stalled     int   `json:"stalled"`
-	MaxTurns    int   `json:"max_turns"`
-	Timeouts    pyNum `json:"timeouts"`
+	HarnessRows int     `json:"harness_rows"`
+	Nudges      float64 `json:"nudges"`
+	Stalled     int     `json:"stalled"`
+	MaxTurns    int     `json:"max_turns"`
+	Timeouts    float64 `json:"timeouts"`
+
+	// nudges and timeouts as Python holds them: the compare table prints
+	// an int sum as 3 and a float one as 3.0.
+	nudges, timeouts pyNum
 }
 
 // legacyStats aggregates a non-empty group of entries.
@@ -245,8 +258,8 @@ func (s *LegacyStats) addHarness(harnesses []map[string]any) {
 	s.HarnessRows = len(harnesses)
 	var nudges, timeouts []pyNum
 	for _, h := range harnesses {
-		for _, k := range NudgeKinds {
-			nudges = append(nudges, numOrZero(h["nudge_"+k]))
+		for _, k := range nudgeKeys {
+			nudges = append(nudges, numOrZero(h[k]))
 		}
 		timeouts = append(timeouts, numOrZero(h["timeouts"]))
 		if pyTruthy(h["stalled"]) {
@@ -256,7 +269,8 @@ func (s *LegacyStats) addHarness(harnesses []map[string]any) {
 			s.MaxTurns++
 		}
 	}
-	s.Nudges, s.Timeouts = pySum(nudges), pySum(timeouts)
+	s.nudges, s.timeouts = pySum(nudges), pySum(timeouts)
+	s.Nudges, s.Timeouts = s.nudges.float(), s.timeouts.float()
 }
 
 // numOrZero is `v or 0` for a number: a value that is not one counts 0

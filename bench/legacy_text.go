@@ -10,7 +10,7 @@ import (
 
 // writeLegacyPlain prints the original's plain summary (B-11): the legends
 // and per-case table when there are rows, then one block per model.
-func writeLegacyPlain(w io.Writer, es []entry) {
+func writeLegacyPlain(w io.Writer, es []entry, models []ModelStats) {
 	if len(es) > 0 {
 		fmt.Fprintln(w, "nudges: stall/empty/truncated/text_tool_call/timeout")
 		fmt.Fprintln(w, "failures: harness classes for the run; timeouts=N counts timed-out bash "+
@@ -22,9 +22,8 @@ func writeLegacyPlain(w io.Writer, es []entry) {
 		fmt.Fprintln(w, formatTable(detailColumns, cells))
 		fmt.Fprintln(w)
 	}
-	models, groups := groupEntries(es, modelOf, strings.Compare)
 	for _, m := range models {
-		writeModelBlock(w, m, legacyStats(groups[m]))
+		writeModelBlock(w, m.Model, m.LegacyStats)
 	}
 }
 
@@ -68,26 +67,28 @@ var (
 )
 
 // writeLegacyCompare prints the original's two paired tables for files a
-// and b (named as given on the command line).
-func writeLegacyCompare(w io.Writer, pathA string, a []entry, pathB string, b []entry) {
-	keys, byCaseA, byCaseB := pairedGroups(a, b, modelTaskOf, compareModelTask)
-	fmt.Fprintf(w, "A = %s\n", pyPath(pathA))
-	fmt.Fprintf(w, "B = %s\n", pyPath(pathB))
+// and b.
+func writeLegacyCompare(w io.Writer, a, b *Side) {
+	fmt.Fprintf(w, "A = %s\n", pyPath(a.File))
+	fmt.Fprintf(w, "B = %s\n", pyPath(b.File))
 	fmt.Fprintln(w, "cells: A -> B (Δ); Δ = B - A (component-wise for count cells); "+
 		"'-' = no rows for that key in that file; outcomes = pass/fail/gamed/skipped")
 	fmt.Fprintln(w, "harness: nudges/stalled/max_turns/timeouts (timeout nudges are also counted in nudges)")
 	fmt.Fprintln(w)
+	byCaseA, byCaseB := caseMap(a.Cases), caseMap(b.Cases)
+	keys := unionKeys(byCaseA, byCaseB, compareModelTask)
 	rows := make([][]string, len(keys))
 	for i, k := range keys {
 		rows[i] = compareCaseCells(k, byCaseA[k], byCaseB[k])
 	}
 	fmt.Fprintln(w, formatTable(compareColumns, rows))
-	if note := harnessFootnote(byCaseA, byCaseB); note != "" {
+	if note := harnessFootnote(a.Cases, b.Cases); note != "" {
 		fmt.Fprintln(w, note)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "per-model (A -> B):")
-	models, byModelA, byModelB := pairedGroups(a, b, modelOf, strings.Compare)
+	byModelA, byModelB := modelMap(a.Models), modelMap(b.Models)
+	models := unionKeys(byModelA, byModelB, strings.Compare)
 	rows = make([][]string, len(models))
 	for i, m := range models {
 		rows[i] = compareModelCells(m, byModelA[m], byModelB[m])
@@ -95,29 +96,35 @@ func writeLegacyCompare(w io.Writer, pathA string, a []entry, pathB string, b []
 	fmt.Fprintln(w, formatTable(compareModelColumns, rows))
 }
 
-// pairedGroups aggregates both files by key: the sorted union of the keys
-// and each file's statistics by key.
-func pairedGroups[K comparable](a, b []entry, key func(entry) K, less func(x, y K) int) ([]K, map[K]*LegacyStats, map[K]*LegacyStats) {
-	keysA, groupsA := groupEntries(a, key, less)
-	keysB, groupsB := groupEntries(b, key, less)
-	statsA, statsB := map[K]*LegacyStats{}, map[K]*LegacyStats{}
-	seen := map[K]bool{}
-	var keys []K
-	for _, k := range keysA {
-		s := legacyStats(groupsA[k])
-		statsA[k] = &s
-		seen[k] = true
+func caseMap(cases []CaseStats) map[modelTask]*LegacyStats {
+	out := make(map[modelTask]*LegacyStats, len(cases))
+	for i := range cases {
+		out[modelTask{Model: cases[i].Model, Task: cases[i].Task}] = &cases[i].LegacyStats
+	}
+	return out
+}
+
+func modelMap(models []ModelStats) map[string]*LegacyStats {
+	out := make(map[string]*LegacyStats, len(models))
+	for i := range models {
+		out[models[i].Model] = &models[i].LegacyStats
+	}
+	return out
+}
+
+// unionKeys is the sorted union of the keys of a and b.
+func unionKeys[K comparable, V any](a, b map[K]V, cmp func(x, y K) int) []K {
+	keys := make([]K, 0, len(a)+len(b))
+	for k := range a {
 		keys = append(keys, k)
 	}
-	for _, k := range keysB {
-		s := legacyStats(groupsB[k])
-		statsB[k] = &s
-		if !seen[k] {
+	for k := range b {
+		if _, ok := a[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
-	slices.SortFunc(keys, less)
-	return keys, statsA, statsB
+	slices.SortFunc(keys, cmp)
+	return keys
 }
 
 func compareCaseCells(k modelTask, a, b *LegacyStats) []string {
@@ -323,19 +330,17 @@ func harnessCounts(s *LegacyStats) []pyNum {
 	if s == nil || s.HarnessRows == 0 {
 		return nil
 	}
-	return []pyNum{s.Nudges, {i: int64(s.Stalled)}, {i: int64(s.MaxTurns)}, s.Timeouts}
+	return []pyNum{s.nudges, {i: int64(s.Stalled)}, {i: int64(s.MaxTurns)}, s.timeouts}
 }
 
 // harnessFootnote is the one line explaining every * of the table: how many
 // of the runs behind starred cells carried harness data; "" for no star.
-func harnessFootnote(a, b map[modelTask]*LegacyStats) string {
+func harnessFootnote(a, b []CaseStats) string {
 	var n, m int
-	for _, side := range []map[modelTask]*LegacyStats{a, b} {
-		for _, s := range side {
-			if s.HarnessRows > 0 && s.HarnessRows < s.Runs {
-				n += s.HarnessRows
-				m += s.Runs
-			}
+	for _, c := range slices.Concat(a, b) {
+		if c.HarnessRows > 0 && c.HarnessRows < c.Runs {
+			n += c.HarnessRows
+			m += c.Runs
 		}
 	}
 	if m == 0 {

@@ -39,14 +39,6 @@ func (n pyNum) String() string {
 	return strconv.FormatInt(n.i, 10)
 }
 
-// MarshalJSON writes n as a JSON number (null when it is not finite).
-func (n pyNum) MarshalJSON() ([]byte, error) {
-	if n.isFloat && (math.IsNaN(n.f) || math.IsInf(n.f, 0)) {
-		return []byte("null"), nil
-	}
-	return []byte(n.String()), nil
-}
-
 // asNumber is v as a number when isinstance(v, (int, float)) holds in
 // Python: a bool is an int there.
 func asNumber(v any) (pyNum, bool) {

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -133,7 +133,7 @@ func decodeRow(line []byte) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	row := typedRow(line, raw)
+	row := typedRow(raw)
 	row.raw = raw
 	return row, nil
 }
@@ -157,76 +157,106 @@ func decodeObject(data []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-// rowKeys are the keys the typed fields take, exactly as spelled: the
-// typed decoding sees no other key, so a key differing only in case (which
-// encoding/json would match) is just an unknown key.
-var rowKeys = map[string]bool{
-	"stamp": true, "model": true, "task": true, "repeat": true, "provider": true, "base_url": true,
-	"slug": true, "run_dir": true, "status": true, "error": true, "turns": true, "wall_s": true,
-	"trimmed_turns": true, "prompt_tokens": true, "completion_tokens": true, "acceptance": true,
-	"guardrail_blocks": true, "sandbox_resets": true, "diff_stat": true, "harness": true,
-	"verdict": true, "review_seconds": true, "failure_class": true, "failure_evidence": true,
-	"serving": true, "time": true, "fix_round": true,
-}
-
-// typedRow fills a Row from a line and its decoded object. A key whose
-// value has another type than the field's reads as absent, so one odd value
+// typedRow is a decoded object as a Row. Only keys spelled exactly as
+// ours count (encoding/json would also take "Model" for "model"), and a
+// value of another type than the field's reads as absent, so one odd value
 // never hides the rest of the row.
-func typedRow(line []byte, raw map[string]any) Row {
-	var row Row
-	if exactKeys(raw) {
-		// The common case, a row as written: one decoding.
-		err := json.Unmarshal(line, (*rowIn)(&row))
-		var typeErr *json.UnmarshalTypeError
-		if err == nil || !errors.As(err, &typeErr) {
-			return fixHarness(row, raw)
-		}
-		row = Row{}
+func typedRow(raw map[string]any) Row {
+	f := fields(raw)
+	r := Row{
+		Stamp: f.str("stamp"), Model: f.str("model"), Task: f.str("task"), Repeat: f.int("repeat"),
+		Provider: f.strPtr("provider"), BaseURL: f.strPtr("base_url"), Slug: f.strPtr("slug"),
+		RunDir: f.strPtr("run_dir"), Status: f.str("status"), Error: f.strPtr("error"), Turns: f.intPtr("turns"),
+		TrimmedTurns: f.intPtr("trimmed_turns"), PromptTokens: f.intPtr("prompt_tokens"),
+		CompletionTokens: f.intPtr("completion_tokens"), Acceptance: f.str("acceptance"),
+		GuardrailBlocks: f.int("guardrail_blocks"), SandboxResets: f.int("sandbox_resets"),
+		DiffStat: f.strPtr("diff_stat"), Verdict: f.strPtr("verdict"), ReviewSeconds: f.floatPtr("review_seconds"),
+		FailureClass: f.str("failure_class"), FailureEvidence: f.str("failure_evidence"), FixRound: f.intPtr("fix_round"),
 	}
-	// Key by key, each tried alone first, so a bad one leaves no trace.
-	for k, v := range raw {
-		if !rowKeys[k] {
-			continue
-		}
-		one, err := json.Marshal(map[string]any{k: v})
-		if err != nil {
-			continue
-		}
-		var probe rowIn
-		if json.Unmarshal(one, &probe) != nil {
-			continue
-		}
-		_ = json.Unmarshal(one, (*rowIn)(&row)) // the probe decoded it
+	if w := f.floatPtr("wall_s"); w != nil {
+		r.WallS = (*Seconds)(w)
 	}
-	return fixHarness(row, raw)
+	// A bench_error row's harness is an empty object: no harness.
+	if h, ok := raw["harness"].(map[string]any); ok && len(h) > 0 {
+		r.Harness = typedHarness(h)
+	}
+	if s, ok := raw["serving"].(map[string]any); ok {
+		f := fields(s)
+		r.Serving = &Serving{
+			Server: f.str("server"), Version: f.str("version"), ContextLength: f.intPtr("context_length"),
+			Quantization: f.str("quantization"), Slots: f.int("slots"),
+		}
+	}
+	if t, ok := raw["time"].(map[string]any); ok {
+		f := fields(t)
+		r.Time = &Time{
+			StagingS: f.floatPtr("staging_s"), SandboxStartS: f.floatPtr("sandbox_start_s"),
+			PrefillS: f.floatPtr("prefill_s"), DecodeS: f.floatPtr("decode_s"),
+			DecodeTokensPerS: f.floatPtr("decode_tokens_per_s"), ToolsS: f.floatPtr("tools_s"),
+			ExportS: f.floatPtr("export_s"), AcceptanceS: f.floatPtr("acceptance_s"),
+		}
+	}
+	return r
 }
 
-// exactKeys reports whether no key of raw differs from a row key in case
-// alone (encoding/json would take it for that key).
-func exactKeys(raw map[string]any) bool {
-	for k := range raw {
-		if rowKeys[k] {
-			continue
-		}
-		for known := range rowKeys {
-			if strings.EqualFold(k, known) {
-				return false
-			}
-		}
+func typedHarness(h map[string]any) *Harness {
+	f := fields(h)
+	return &Harness{
+		NudgeStall: f.int("nudge_stall"), NudgeEmpty: f.int("nudge_empty"), NudgeTruncated: f.int("nudge_truncated"),
+		NudgeTextToolCall: f.int("nudge_text_tool_call"), NudgeTimeout: f.int("nudge_timeout"),
+		NudgeOther: f.int("nudge_other"), EmptyReply: f.int("empty_reply"), Timeouts: f.int("timeouts"),
+		Stalled: f.int("stalled"), MaxTurns: f.int("max_turns"), SandboxError: f.int("sandbox_error"),
+		AbortKind: f.strPtr("abort_kind"),
 	}
-	return true
 }
 
-// fixHarness makes an empty harness object (a bench_error row's) nil.
-func fixHarness(row Row, raw map[string]any) Row {
-	if h, ok := raw["harness"].(map[string]any); ok && len(h) == 0 {
-		row.Harness = nil
-	}
-	return row
+// fields reads typed values out of a decoded object; a value of another
+// type is absent, as is a number that does not fit (an integer field takes
+// integer literals only, as encoding/json does).
+type fields map[string]any
+
+func (f fields) str(k string) string {
+	s, _ := f[k].(string)
+	return s
 }
 
-// rowIn is Row without its MarshalJSON, to decode into.
-type rowIn Row
+func (f fields) strPtr(k string) *string {
+	if s, ok := f[k].(string); ok {
+		return &s
+	}
+	return nil
+}
+
+func (f fields) intPtr(k string) *int {
+	n, ok := f[k].(json.Number)
+	if !ok {
+		return nil
+	}
+	i, err := strconv.Atoi(string(n))
+	if err != nil {
+		return nil
+	}
+	return &i
+}
+
+func (f fields) int(k string) int {
+	if p := f.intPtr(k); p != nil {
+		return *p
+	}
+	return 0
+}
+
+func (f fields) floatPtr(k string) *float64 {
+	n, ok := f[k].(json.Number)
+	if !ok {
+		return nil
+	}
+	x, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return nil
+	}
+	return &x
+}
 
 // jsonKind names the kind of a decoded JSON value.
 func jsonKind(v any) string {

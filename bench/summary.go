@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -116,20 +117,25 @@ func side(r *Results, es []entry) Side {
 // a file's rows carry this build's keys, by this build's statistics (the
 // paired tests with --compare).
 func (s *Summary) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	// Tables go out a cell at a time: buffer them.
+	bw := bufio.NewWriter(w)
+	ew := &errWriter{w: bw}
 	if s.B == nil {
-		writeLegacyPlain(ew, s.entriesA)
+		writeLegacyPlain(ew, s.entriesA, s.A.Models)
 		if s.A.Extended {
 			writeGroups(ew, s.A.Groups)
 		}
+	} else {
+		writeLegacyCompare(ew, &s.A, s.B)
+		if s.A.Extended || s.B.Extended {
+			fmt.Fprintln(ew)
+			writePaired(ew, s.Paired)
+		}
+	}
+	if ew.err != nil {
 		return ew.err
 	}
-	writeLegacyCompare(ew, s.File, s.entriesA, s.Compare, s.entriesB)
-	if s.A.Extended || s.B.Extended {
-		fmt.Fprintln(ew)
-		writePaired(ew, s.Paired)
-	}
-	return ew.err
+	return bw.Flush()
 }
 
 // WriteJSON prints the summary as one JSON object and a newline.

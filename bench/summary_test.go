@@ -373,3 +373,63 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("group = %v", g)
 	}
 }
+
+// TestPinnedCells holds the cells the original's own tests pin (the
+// contract's §8 item 55).
+func TestPinnedCells(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeRun(t, root, "s1", `{"verdict": "accept", "review_seconds": 30}`)
+	writeRun(t, root, "s2", `{"verdict": "reject", "review_seconds": 90}`)
+	writeRun(t, root, "s4", `{"verdict": "accept"}`)
+	path := writeResults(t,
+		`{"model": "m1", "task": "t", "repeat": 0, "status": "completed", "acceptance": "pass", "turns": 3, "wall_s": 2.0, "prompt_tokens": 10, "completion_tokens": 5, "slug": "s1", "harness": {}}`,
+		`{"model": "m1", "task": "t", "repeat": 1, "status": "completed", "acceptance": "fail", "turns": 3, "wall_s": 4.0, "prompt_tokens": 20, "completion_tokens": 10, "slug": "s2", "harness": {}}`,
+		`{"model": "m2", "task": "t", "repeat": 0, "status": "stalled", "acceptance": "skipped", "turns": 12, "wall_s": 1.0, "prompt_tokens": 5, "completion_tokens": 1, "slug": "s3", `+
+			`"harness": {"nudge_stall": 2, "nudge_empty": 1, "nudge_truncated": 0, "nudge_text_tool_call": 0, "nudge_other": 0, "empty_reply": 1, "stalled": 1, "max_turns": 0, "sandbox_error": 0, "abort_kind": null}}`,
+		`{"model": "m3", "task": "t", "repeat": 0, "status": "completed", "acceptance": "pass", "slug": "s4"}`,
+	)
+	var out bytes.Buffer
+	if err := Summarize(mustRead(t, path), nil, LiveVerdicts(root)).WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"2/1/0/0/0  stalled,empty_reply=1",
+		"model: m1\n  runs: 2\n  completion rate: 100%\n  acceptance rate: 50%\n  gamed: 0\n  mean tokens: 22.5\n" +
+			"  mean wall_s: 3.0\n  mean trimmed_turns: n/a\n  verdict rate: 50%\n  median review_seconds: 60\n\n",
+		"model: m2\n  runs: 1\n  completion rate: 0%\n  acceptance rate: 0%\n  gamed: 0\n  mean tokens: 6.0\n" +
+			"  mean wall_s: 1.0\n  mean trimmed_turns: n/a\n\n",
+		"  verdict rate: 100%\n  median review_seconds: n/a\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestCompareCells(t *testing.T) {
+	t.Parallel()
+	f := func(x float64) *float64 { return &x }
+	for _, tc := range []struct {
+		got, want string
+	}{
+		{fmtDelta(f(2), f(2), kindInt), "0"},
+		{fmtDelta(f(3.02), f(3.0), kindFloat), "0"},
+		{fmtDelta(f(0.501), f(0.5), kindPct), "0"},
+		{fmtDelta(f(2), f(5), kindInt), "+3"},
+		{fmtDelta(f(3.5), f(2.0), kindFloat), "-1.5"},
+		{fmtDelta(f(0.5), f(1.0), kindPct), "+50%"},
+		{fmtDelta(nil, f(1), kindInt), ""},
+		{compareCell(f(1.0/3), f(2.0/3), kindPct), "33% -> 67% (+34%)"},
+		{compareCell(f(5.02), f(5.06), kindFloat), "5.0 -> 5.1 (+0.1)"},
+		{compareCell(f(5), f(3), kindFloat), "5.0 -> 3.0 (-2.0)"},
+		{compareCell(nil, nil, kindFloat), "- -> -"},
+		{compareCell(nil, f(1), kindInt), "- -> 1"},
+		{countsCell("0/0/1/0", "1/0/0/0", []pyNum{{}, {}, {i: 1}, {}}, []pyNum{{i: 1}, {}, {}, {}}), "0/0/1/0 -> 1/0/0/0 (+1/0/-1/0)"},
+		{countsCell("-", "0/0/0/0", nil, []pyNum{{}, {}, {}, {}}), "- -> 0/0/0/0"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}

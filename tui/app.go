@@ -246,16 +246,18 @@ func (m Model) Init() tea.Cmd {
 
 // paneDrawing is a pane's drawing and what it was drawn from.
 type paneDrawing struct {
-	key  paneKey
+	key paneKey
+	// run is the run drawn, compared apart from key: a record holds
+	// slices, so it is not comparable with ==.
+	run  backend.Run
 	text string
 }
 
-// paneKey is everything a pane's drawing depends on.
+// paneKey is everything a pane's drawing depends on, but its run.
 type paneKey struct {
 	slug    string
 	state   *live.State
 	version int
-	run     backend.Run
 	w, h    int
 	focused bool
 	second  int64

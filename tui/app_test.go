@@ -105,7 +105,7 @@ func TestPaneShowsWaitingStreamingAndContextFill(t *testing.T) {
 func TestRunEndingNotifiesWithBellAndOSC9(t *testing.T) {
 	h := newSample(t, 120, 40)
 	r, _ := h.store.Run("fix-total-0101")
-	r.Status, r.Alive, r.Ended = transcript.StatusCompleted, false, t0
+	r.Status, r.Alive, r.Ended = transcript.StatusCompleted, false, at(t0)
 	h.change(r)
 	if len(h.raw) != 2 || h.raw[0] != "\a" || !strings.HasPrefix(h.raw[1], "\x1b]9;") {
 		t.Fatalf("notifications = %q", h.raw)
@@ -129,8 +129,10 @@ func TestNotificationsOff(t *testing.T) {
 func TestRunsStartedElsewhereAppear(t *testing.T) {
 	h := newSample(t, 120, 40)
 	h.change(backend.Run{
-		Slug: "orchestrated-0200", Transcript: "/r/o/transcript.jsonl", Repo: "/src/api", Task: "from an orchestrator",
-		Status: transcript.StatusRunning, Alive: true, Started: t0, Turns: -1,
+		RunRecord: transcript.RunRecord{
+			Slug: "orchestrated-0200", Repo: "/src/api", Task: "from an orchestrator", Status: transcript.StatusRunning, Started: at(t0),
+		},
+		Transcript: "/r/o/transcript.jsonl", Alive: true,
 	})
 	h.contains("from an orchestrator")
 	if !slices.Contains(h.feed.follows, "orchestrated-0200") {
@@ -621,15 +623,17 @@ func TestZoomAndFocus(t *testing.T) {
 
 func TestQuickRunStartedElsewhereIsAnnounced(t *testing.T) {
 	h := newSample(t, 120, 40)
-	h.change(backend.Run{
+	h.change(backend.Run{RunRecord: transcript.RunRecord{
 		Slug: "quick-0300", Repo: "/src/api", Task: "quick", Status: transcript.StatusCompleted,
-		Started: t0, Ended: t0.Add(time.Second), Turns: 2,
-	})
+		Started: at(t0), Ended: at(t0.Add(time.Second)), Turns: ip(2),
+	}})
 	if len(h.raw) == 0 {
 		t.Fatal("a run that ended unseen was not announced")
 	}
 	h.raw = nil
-	h.change(backend.Run{Slug: "old-0301", Status: transcript.StatusCompleted, Started: t0.Add(-time.Hour), Ended: t0.Add(-time.Minute)})
+	h.change(backend.Run{RunRecord: transcript.RunRecord{
+		Slug: "old-0301", Status: transcript.StatusCompleted, Started: at(t0.Add(-time.Hour)), Ended: at(t0.Add(-time.Minute)),
+	}})
 	if len(h.raw) != 0 {
 		t.Fatalf("a run that ended before mission control started was announced: %q", h.raw)
 	}
@@ -651,7 +655,10 @@ func TestTranscriptReadsATrimmedEntryWhole(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st := fake.New(backend.Run{Slug: "big-0400", Transcript: path, Status: transcript.StatusCompleted, Started: t0, Ended: t0, Turns: 1})
+	st := fake.New(backend.Run{
+		RunRecord:  transcript.RunRecord{Slug: "big-0400", Status: transcript.StatusCompleted, Started: at(t0), Ended: at(t0), Turns: ip(1)},
+		Transcript: path,
+	})
 	h := newHarness(t, 120, 40, st)
 	h.m.list.SelectKey("big-0400")
 	h.key("t")

@@ -19,10 +19,10 @@ import (
 func BenchmarkFirstFrame10k(b *testing.B) {
 	runs := make([]backend.Run, 10000)
 	for i := range runs {
-		runs[i] = backend.Run{
+		runs[i] = backend.Run{RunRecord: transcript.RunRecord{
 			Slug: fmt.Sprintf("run-%05d", i), Repo: "/src/repo", Task: "a task of some words", Model: "m",
-			Status: transcript.StatusCompleted, Started: t0.Add(-time.Duration(i) * time.Minute), Ended: t0, Turns: 9,
-		}
+			Status: transcript.StatusCompleted, Started: at(t0.Add(-time.Duration(i) * time.Minute)), Ended: at(t0), Turns: ip(9),
+		}}
 		if i%4 == 0 {
 			runs[i].Verdict = "accept"
 		}

@@ -257,36 +257,57 @@ func (h *harness) contains(want string) {
 
 func ip(n int) *int { return &n }
 
+// at is t as run.json records it.
+func at(t time.Time) string { return transcript.FormatTime(t) }
+
 // sampleRuns is a root with one run in every state.
 func sampleRuns() []backend.Run {
-	pass := true
 	secs := 42.5
 	return []backend.Run{
 		{
-			Slug: "fix-total-0101", Transcript: "/r/fix-total-0101/transcript.jsonl", Repo: "/src/shop", Task: "total() returns only the tax; fix it",
-			Model: "qwen/qwen3-coder", Sandbox: "docker", Status: transcript.StatusRunning, Alive: true, Started: t0.Add(-3 * time.Minute), Turns: -1,
+			RunRecord: transcript.RunRecord{
+				Slug: "fix-total-0101", Repo: "/src/shop", Task: "total() returns only the tax; fix it",
+				Model: "qwen/qwen3-coder", Sandbox: "docker", Status: transcript.StatusRunning, Started: at(t0.Add(-3 * time.Minute)),
+			},
+			Transcript: "/r/fix-total-0101/transcript.jsonl", Alive: true,
 		},
 		{
-			Slug: "add-export-0102", Transcript: "/r/add-export-0102/transcript.jsonl", Repo: "/src/cli", Task: "make export accept --json",
-			Model: "qwen/qwen3-coder", Sandbox: "none", Status: transcript.StatusRunning, Alive: true, Started: t0.Add(-90 * time.Second), Turns: -1,
+			RunRecord: transcript.RunRecord{
+				Slug: "add-export-0102", Repo: "/src/cli", Task: "make export accept --json",
+				Model: "qwen/qwen3-coder", Sandbox: "none", Status: transcript.StatusRunning, Started: at(t0.Add(-90 * time.Second)),
+			},
+			Transcript: "/r/add-export-0102/transcript.jsonl", Alive: true,
 		},
 		{
-			Slug: "rename-api-0103", Transcript: "/r/rename-api-0103/transcript.jsonl", Repo: "/src/shop", Task: "rename Invoice.sum to Invoice.total",
-			Model: "devstral", Sandbox: "docker", Status: transcript.StatusCompleted, Started: t0.Add(-20 * time.Minute), Ended: t0.Add(-15 * time.Minute),
-			Turns: 9, Usage: backend.Usage{PromptTokens: 40000, CompletionTokens: 2100}, VerifyPassed: &pass, Worktree: "/src/shop/.worktrees/dw-rename-api-0103",
+			RunRecord: transcript.RunRecord{
+				Slug: "rename-api-0103", Repo: "/src/shop", Task: "rename Invoice.sum to Invoice.total",
+				Model: "devstral", Sandbox: "docker", Status: transcript.StatusCompleted, Started: at(t0.Add(-20 * time.Minute)), Ended: at(t0.Add(-15 * time.Minute)),
+				Turns: ip(9), Usage: &transcript.Usage{PromptTokens: 40000, CompletionTokens: 2100}, Verify: &transcript.VerifyResult{Passed: true},
+				Worktree: "/src/shop/.worktrees/dw-rename-api-0103",
+			},
+			Transcript: "/r/rename-api-0103/transcript.jsonl",
 		},
 		{
-			Slug: "docs-typo-0104", Transcript: "/r/docs-typo-0104/transcript.jsonl", Repo: "/src/docs", Task: "fix the typos in README",
-			Model: "devstral", Sandbox: "docker", Status: transcript.StatusMaxTurns, Started: t0.Add(-40 * time.Minute), Ended: t0.Add(-30 * time.Minute), Turns: 40,
+			RunRecord: transcript.RunRecord{
+				Slug: "docs-typo-0104", Repo: "/src/docs", Task: "fix the typos in README",
+				Model: "devstral", Sandbox: "docker", Status: transcript.StatusMaxTurns, Started: at(t0.Add(-40 * time.Minute)), Ended: at(t0.Add(-30 * time.Minute)), Turns: ip(40),
+			},
+			Transcript: "/r/docs-typo-0104/transcript.jsonl",
 		},
 		{
-			Slug: "old-accepted-0001", Transcript: "/r/old-accepted-0001/transcript.jsonl", Repo: "/src/shop", Task: "add a CHANGELOG",
-			Model: "qwen/qwen3-coder", Sandbox: "docker", Status: transcript.StatusCompleted, Started: t0.Add(-48 * time.Hour), Ended: t0.Add(-47 * time.Hour),
-			Turns: 5, Verdict: "accept", ReviewSeconds: &secs,
+			RunRecord: transcript.RunRecord{
+				Slug: "old-accepted-0001", Repo: "/src/shop", Task: "add a CHANGELOG",
+				Model: "qwen/qwen3-coder", Sandbox: "docker", Status: transcript.StatusCompleted, Started: at(t0.Add(-48 * time.Hour)), Ended: at(t0.Add(-47 * time.Hour)),
+				Turns: ip(5), Verdict: "accept", ReviewSeconds: &secs,
+			},
+			Transcript: "/r/old-accepted-0001/transcript.jsonl",
 		},
 		{
-			Slug: "crashed-0099", Transcript: "/r/crashed-0099/transcript.jsonl", Repo: "/src/cli", Task: "speed up the parser",
-			Model: "devstral", Sandbox: "none", Status: transcript.StatusRunning, Alive: false, Started: t0.Add(-5 * time.Hour), Turns: -1,
+			RunRecord: transcript.RunRecord{
+				Slug: "crashed-0099", Repo: "/src/cli", Task: "speed up the parser",
+				Model: "devstral", Sandbox: "none", Status: transcript.StatusRunning, Started: at(t0.Add(-5 * time.Hour)),
+			},
+			Transcript: "/r/crashed-0099/transcript.jsonl", Alive: false,
 		},
 	}
 }

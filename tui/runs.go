@@ -203,7 +203,7 @@ func (m Model) handleBatch(b feed.BatchMsg) (Model, tea.Cmd) {
 			if ent.Terminal() && e.placeholder {
 				// The run ended before the store reported it: its record
 				// is final now.
-				e.run.Status = backend.Status(ent.Status)
+				e.run.Status = transcript.Status(ent.Status)
 				e.run.Alive = false
 				e.placeholder = false
 				m.launching = max(0, m.launching-1)
@@ -245,7 +245,7 @@ func (m *Model) applyChange(c backend.Change) tea.Cmd {
 	switch {
 	case wasKnown && was.Live() && !c.Run.Live():
 		return m.notify(c.Run)
-	case !wasKnown && m.loaded && c.Run.Phase() == backend.PhaseReview && c.Run.Ended.After(m.startedAt):
+	case !wasKnown && m.loaded && c.Run.Phase() == backend.PhaseReview && c.Run.EndedAt().After(m.startedAt):
 		// A run that began and ended while we were not looking (started
 		// elsewhere, and quick): it needs review all the same.
 		return m.notify(c.Run)
@@ -365,9 +365,11 @@ func (m Model) handleLaunched(msg launchedMsg) (Model, tea.Cmd) {
 		m.launching = max(0, m.launching-1)
 	} else {
 		m.runs[l.Slug] = &entry{placeholder: true, run: backend.Run{
-			Slug: l.Slug, RunDir: l.RunDir, Transcript: l.Transcript, Repo: msg.spec.Repo, Task: msg.spec.Task,
-			Model: msg.spec.Model, Sandbox: msg.spec.Sandbox, Status: transcript.StatusRunning, Alive: true,
-			Started: m.opts.Now(), Turns: -1,
+			RunRecord: transcript.RunRecord{
+				Slug: l.Slug, Repo: msg.spec.Repo, Task: msg.spec.Task, Model: msg.spec.Model, Sandbox: msg.spec.Sandbox,
+				Status: transcript.StatusRunning, Started: transcript.FormatTime(m.opts.Now()),
+			},
+			RunDir: l.RunDir, Transcript: l.Transcript, Alive: true,
 		}}
 	}
 	m.setStatus(fmt.Sprintf("launched %s", termsafe.Line(l.Slug)), false)
@@ -388,7 +390,7 @@ func (m *Model) assignPanes() {
 			waiting = append(waiting, e)
 		}
 	}
-	slices.SortFunc(waiting, func(a, b *entry) int { return a.run.Started.Compare(b.run.Started) })
+	sortByStart(waiting, false)
 	for _, e := range waiting {
 		slot := slices.Index(m.panes[:], "")
 		if slot < 0 {
@@ -399,7 +401,7 @@ func (m *Model) assignPanes() {
 				if r.Live() {
 					continue
 				}
-				end := cmp.Or(r.Ended, r.Started)
+				end := cmp.Or(r.EndedAt(), r.StartedAt())
 				if slot < 0 || end.Before(oldest) {
 					slot, oldest = i, end
 				}
@@ -420,13 +422,36 @@ func (m *Model) fillIdlePanes() {
 			cands = append(cands, e)
 		}
 	}
-	slices.SortFunc(cands, func(a, b *entry) int { return b.run.Started.Compare(a.run.Started) })
+	sortByStart(cands, true)
 	for _, e := range cands {
 		slot := slices.Index(m.panes[:], "")
 		if slot < 0 {
 			return
 		}
 		m.panes[slot] = e.run.Slug
+	}
+}
+
+// sortByStart orders es by when their runs started, oldest first or
+// newest first, reading each run's start once (run.json records it as
+// text).
+func sortByStart(es []*entry, newestFirst bool) {
+	type keyed struct {
+		e  *entry
+		at time.Time
+	}
+	ks := make([]keyed, len(es))
+	for i, e := range es {
+		ks[i] = keyed{e, e.run.StartedAt()}
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if newestFirst {
+			a, b = b, a
+		}
+		return a.at.Compare(b.at)
+	})
+	for i, k := range ks {
+		es[i] = k.e
 	}
 }
 
@@ -514,20 +539,22 @@ func (m Model) runList() []backend.Run {
 
 // nextReview is the run waiting for review longest (oldest end first).
 func (m Model) nextReview(except string) (backend.Run, bool) {
-	var best backend.Run
-	found := false
+	var best *entry
+	var bestEnd time.Time
 	for _, e := range m.runs {
-		r := e.run
+		r := &e.run
 		if r.Phase() != backend.PhaseReview || r.Slug == except {
 			continue
 		}
-		end := cmp.Or(r.Ended, r.Started)
-		bestEnd := cmp.Or(best.Ended, best.Started)
-		if !found || end.Before(bestEnd) || end.Equal(bestEnd) && r.Slug < best.Slug {
-			best, found = r, true
+		end := cmp.Or(r.EndedAt(), r.StartedAt())
+		if best == nil || end.Before(bestEnd) || end.Equal(bestEnd) && r.Slug < best.run.Slug {
+			best, bestEnd = e, end
 		}
 	}
-	return best, found
+	if best == nil {
+		return backend.Run{}, false
+	}
+	return best.run, true
 }
 
 // counts are the header's numbers (counted when the list is rebuilt,

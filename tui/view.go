@@ -2,11 +2,13 @@ package tui
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
+	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/fit"
 	"github.com/dirtywork/dirtywork/tui/theme"
 )
@@ -155,17 +157,18 @@ func (m Model) dashboard() string {
 func (m Model) paneView(i int, r rect) string {
 	it := m.item(m.panes[i])
 	k := paneKey{slug: m.panes[i], w: r.w, h: r.h, focused: m.focusPane == i, second: m.now.Unix(), styles: m.styles, mode: m.styles.Mode}
+	var run backend.Run
 	if it != nil {
-		k.run, k.state = it.Run, it.State
+		run, k.state = it.Run, it.State
 		if it.State != nil {
 			k.version = it.State.Version
 		}
 	}
 	c := &m.paneCache[i]
-	if c.text != "" && c.key == k {
+	if c.text != "" && c.key == k && reflect.DeepEqual(c.run, run) {
 		return c.text
 	}
-	c.key = k
+	c.key, c.run = k, run
 	c.text = fit.Block(m.paneViews[i].View(it, m.now), r.w, r.h)
 	return c.text
 }

@@ -27,6 +27,20 @@ func Connect() (*Client, error) {
 	return NewClient(ep)
 }
 
+// ConnectTo is Connect for the daemon at host, a DOCKER_HOST value (TLS
+// as DOCKER_HOST's: DOCKER_CERT_PATH, DOCKER_TLS_VERIFY); "" is the
+// environment's daemon. A bench spreads its cases over several daemons.
+func ConnectTo(host string) (*Client, error) {
+	if host == "" {
+		return Connect()
+	}
+	ep, err := checkHost(Endpoint{Host: host, Source: "--docker-host", tlsFromEnv: true})
+	if err != nil {
+		return nil, err
+	}
+	return NewClient(ep)
+}
+
 // NewClient returns a client for the daemon at ep. The API version is
 // negotiated with the daemon on the first call, so an older engine is
 // spoken to in its own version.

@@ -153,3 +153,16 @@ func TestDiscoverEndpoint(t *testing.T) {
 		})
 	}
 }
+
+func TestConnectToChecksTheHost(t *testing.T) {
+	t.Parallel()
+	cl, err := ConnectTo("unix:///tmp/dw-second.sock")
+	if err != nil || cl.endpoint.Host != "unix:///tmp/dw-second.sock" || cl.endpoint.Source != "--docker-host" {
+		t.Fatalf("%+v %v", cl, err)
+	}
+	for _, bad := range []string{"ssh://builder", "not a url"} {
+		if _, err := ConnectTo(bad); err == nil {
+			t.Errorf("ConnectTo(%q) took it", bad)
+		}
+	}
+}

@@ -15,53 +15,60 @@ import (
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
-// Status is a run's status as run.json records it (transcript owns the
-// list).
-type Status = transcript.Status
-
-// Usage counts tokens.
-type Usage struct {
-	PromptTokens     int
-	CompletionTokens int
+// Run is one run as the runs root records it: its run.json, typed, and
+// what the TUI knows of it besides. A key added to run.json is here as
+// soon as transcript.RunRecord has it. A Run is about a kilobyte, so its
+// methods take a pointer: the runs list calls them on every run.
+type Run struct {
+	// RunRecord is run.json as the runs store read it (the zero record
+	// when Problem is set). Its Slug is the run dir's name when the file
+	// names none.
+	transcript.RunRecord
+	// RunDir is the run's directory.
+	RunDir string
+	// Transcript is the path of the run's transcript.jsonl.
+	Transcript string
+	// Alive reports whether the run's process holds its liveness lock.
+	Alive bool
+	// Problem is set when run.json could not be read.
+	Problem string
 }
 
-// Total is prompt plus completion tokens.
-func (u Usage) Total() int { return u.PromptTokens + u.CompletionTokens }
+// StartedAt is when the run started; zero when run.json says nothing
+// readable.
+func (r *Run) StartedAt() time.Time { return recordTime(r.Started) }
 
-// Run is one run as the runs root records it: its run.json and whether
-// its process is alive.
-type Run struct {
-	Slug          string
-	RunDir        string
-	Transcript    string // path of transcript.jsonl
-	Repo          string
-	Worktree      string
-	Branch        string
-	BaseCommit    string
-	BaseRef       string
-	Task          string
-	Model         string
-	Provider      string
-	Sandbox       string // docker or none
-	Status        Status
-	Alive         bool // the run's process holds its liveness lock
-	Started       time.Time
-	Ended         time.Time // zero while running
-	Turns         int       // -1 when unknown
-	Usage         Usage
-	ContextWindow int
-	FilesChanged  int
-	VerifyCommand string
-	VerifyPassed  *bool // nil when no verify ran
-	LastText      string
-	Verdict       transcript.Verdict
-	VerdictAt     time.Time
-	ReviewSeconds *float64
-	ResumedFrom   string
-	ResumedBy     string
-	// Problem is set when run.json could not be read; the other fields
-	// are then mostly empty.
-	Problem string
+// EndedAt is when the run ended; zero while it runs.
+func (r *Run) EndedAt() time.Time { return recordTime(r.Ended) }
+
+// TurnCount is how many turns the run took, -1 when unknown.
+func (r *Run) TurnCount() int {
+	if r.Turns == nil {
+		return -1
+	}
+	return *r.Turns
+}
+
+// TokenCount is the prompt plus completion tokens run.json records.
+func (r *Run) TokenCount() int {
+	if r.Usage == nil {
+		return 0
+	}
+	return r.Usage.PromptTokens + r.Usage.CompletionTokens
+}
+
+// LastText is the run's last assistant text, "" when there is none.
+func (r *Run) LastText() string {
+	if r.LastAssistantText == nil {
+		return ""
+	}
+	return *r.LastAssistantText
+}
+
+// recordTime reads a run.json moment; zero when there is none.
+func recordTime(s string) time.Time {
+	t, _ := transcript.ParseTime(s)
+	return t
 }
 
 // Phase is where a run stands for the person supervising it.
@@ -92,7 +99,7 @@ func (p Phase) String() string {
 }
 
 // Phase classifies the run.
-func (r Run) Phase() Phase {
+func (r *Run) Phase() Phase {
 	switch {
 	case r.Status == transcript.StatusRunning && r.Alive:
 		return PhaseRunning
@@ -107,7 +114,7 @@ func (r Run) Phase() Phase {
 }
 
 // Live reports whether the run's process is still going.
-func (r Run) Live() bool { return r.Status == transcript.StatusRunning && r.Alive }
+func (r *Run) Live() bool { return r.Status == transcript.StatusRunning && r.Alive }
 
 // Change is one thing the runs root watch saw: a run appeared or
 // changed (Run holds its new state), or disappeared (Removed).

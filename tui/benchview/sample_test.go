@@ -40,7 +40,7 @@ func (s sampleRuns) get(slug string) (backend.Run, *live.State, bool) {
 
 // liveRun is a run in flight.
 func liveRun(slug string) backend.Run {
-	return backend.Run{Slug: slug, Status: transcript.StatusRunning, Alive: true, Turns: -1}
+	return backend.Run{RunRecord: transcript.RunRecord{Slug: slug, Status: transcript.StatusRunning}, Alive: true}
 }
 
 // outcome is one sample case's result.
@@ -111,7 +111,9 @@ func sampleRows() ([]bench.Row, sampleRuns) {
 					r.FixRound = ptr(0)
 				}
 				rows = append(rows, r)
-				runs[slug] = backend.Run{Slug: slug, RunDir: *r.RunDir, Status: transcript.StatusCompleted, Turns: *r.Turns}
+				runs[slug] = backend.Run{
+					RunRecord: transcript.RunRecord{Slug: slug, Status: transcript.StatusCompleted, Turns: r.Turns}, RunDir: *r.RunDir,
+				}
 			}
 		}
 	}

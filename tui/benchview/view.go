@@ -191,7 +191,7 @@ func (m Model) flightLines(now time.Time) []string {
 		parts := []string{termsafe.Line(f.Model), termsafe.Line(f.Task), fmt.Sprintf("repeat %d", f.Repeat)}
 		if f.Slug != "" {
 			if run, state, ok := m.runs(f.Slug); ok {
-				if turn := turnOf(run.Turns, state); turn > 0 {
+				if turn := turnOf(run.TurnCount(), state); turn > 0 {
 					parts = append(parts, fmt.Sprintf("turn %d", turn))
 				}
 			}

@@ -116,7 +116,7 @@ func TestWatchChangesAreDelivered(t *testing.T) {
 	ch := make(chan []backend.Change, 1)
 	f.Watch(ch)
 	for i := range 100 {
-		ch <- []backend.Change{{Run: backend.Run{Slug: "r", Turns: i}}}
+		ch <- []backend.Change{{Run: backend.Run{RunRecord: transcript.RunRecord{Slug: "r", Turns: new(i)}}}}
 	}
 	waitFor(t, "100 changes", func() bool {
 		s.mu.Lock()

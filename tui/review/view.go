@@ -25,14 +25,14 @@ func (m Model) header() []string {
 	if r.Model != "" {
 		meta = append(meta, termsafe.Line(r.Model))
 	}
-	if r.Turns >= 0 {
-		meta = append(meta, fmt.Sprintf("%d turns", r.Turns))
+	if n := r.TurnCount(); n >= 0 {
+		meta = append(meta, fmt.Sprintf("%d turns", n))
 	}
 	lines := []string{fit.Line(title+sep+s.Muted.Render(strings.Join(meta, " · ")), w)}
 	lines = append(lines, fit.Line(s.Bold.Render("task ")+termsafe.Line(live.FirstLine(r.Task)), w))
 	summary := m.review.Summary
 	if summary == "" {
-		summary = r.LastText
+		summary = r.LastText()
 	}
 	if summary != "" {
 		lines = append(lines, fit.Line(s.Muted.Render("said ")+termsafe.Line(live.FirstLine(summary)), w))

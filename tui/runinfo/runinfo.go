@@ -165,7 +165,7 @@ func (it Item) StatusStyle(s *theme.Styles) lipgloss.Style {
 
 // Turns is "turn/max" (or what is known of it).
 func (it Item) Turns() string {
-	turn, maxTurns := it.Run.Turns, 0
+	turn, maxTurns := it.Run.TurnCount(), 0
 	if it.State != nil {
 		if it.State.Turn > 0 {
 			turn = it.State.Turn
@@ -188,7 +188,7 @@ func (it Item) Turns() string {
 
 // TokenCount is the run's total tokens so far.
 func (it Item) TokenCount() int {
-	n := it.Run.Usage.Total()
+	n := it.Run.TokenCount()
 	if it.State != nil {
 		if t := it.State.Usage.PromptTokens + it.State.Usage.CompletionTokens; t > n {
 			n = t
@@ -223,11 +223,11 @@ func (it Item) Elapsed(now time.Time) string {
 	if it.Queued != nil {
 		return Duration(now.Sub(it.Queued.At))
 	}
-	start := it.Run.Started
+	start := it.Run.StartedAt()
 	if start.IsZero() {
 		return "-"
 	}
-	end := it.Run.Ended
+	end := it.Run.EndedAt()
 	if end.IsZero() {
 		if !it.Run.Live() {
 			return "-"
@@ -298,8 +298,8 @@ func (it Item) Activity(now time.Time) string {
 		}
 		return t
 	}
-	if it.Run.LastText != "" {
-		return termsafe.Line(live.FirstLine(it.Run.LastText))
+	if t := it.Run.LastText(); t != "" {
+		return termsafe.Line(live.FirstLine(t))
 	}
 	return ""
 }

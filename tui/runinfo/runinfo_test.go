@@ -24,7 +24,7 @@ func TestShortForms(t *testing.T) {
 
 func TestActivity(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
-	run := backend.Run{Status: transcript.StatusRunning, Alive: true}
+	run := backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusRunning}, Alive: true}
 	waiting := &live.State{Waiting: true, RequestAt: now.Add(-12 * time.Second)}
 	streaming := &live.State{Waiting: true, Streaming: true, StreamTokens: 340, TokensPerS: 25.1}
 	tool := &live.State{LastTool: "bash: go test\x1b[2J", LastOutcome: "ERROR"}
@@ -35,7 +35,7 @@ func TestActivity(t *testing.T) {
 		"waiting":   {Item{Run: run, State: waiting}, "waiting for model 12s"},
 		"streaming": {Item{Run: run, State: streaming}, "streaming 340 tok · 25.1 tok/s"},
 		"tool":      {Item{Run: run, State: tool}, "⚙ bash: go test␛[2J [ERROR]"},
-		"dead":      {Item{Run: backend.Run{Status: transcript.StatusRunning}}, "its process is gone; status never recorded"},
+		"dead":      {Item{Run: backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusRunning}}}, "its process is gone; status never recorded"},
 		"queued":    {Item{Queued: &Queued{}}, "waiting for a free slot"},
 		"refused":   {Item{Queued: &Queued{Err: "not a git repository"}}, "refused: not a git repository"},
 	} {
@@ -50,10 +50,10 @@ func TestPhases(t *testing.T) {
 		run  backend.Run
 		want backend.Phase
 	}{
-		"running":    {backend.Run{Status: transcript.StatusRunning, Alive: true}, backend.PhaseRunning},
-		"dead":       {backend.Run{Status: transcript.StatusRunning}, backend.PhaseDead},
-		"review":     {backend.Run{Status: transcript.StatusMaxTurns}, backend.PhaseReview},
-		"judged":     {backend.Run{Status: transcript.StatusCompleted, Verdict: "reject"}, backend.PhaseFinished},
+		"running":    {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusRunning}, Alive: true}, backend.PhaseRunning},
+		"dead":       {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusRunning}}, backend.PhaseDead},
+		"review":     {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusMaxTurns}}, backend.PhaseReview},
+		"judged":     {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusCompleted, Verdict: "reject"}}, backend.PhaseFinished},
 		"unreadable": {backend.Run{Problem: "corrupt"}, backend.PhaseFinished},
 	} {
 		if got := (Item{Run: c.run}).Phase(); got != c.want {

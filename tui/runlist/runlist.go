@@ -70,10 +70,12 @@ func (m *Model) SetFocused(f bool) { m.focused = f }
 // Filtering reports whether the filter box has the keys.
 func (m Model) Filtering() bool { return m.filtering }
 
-// SetItems replaces the rows; the cursor stays on the same run.
+// SetItems replaces the rows with items, which it sorts in place and
+// keeps; the cursor stays on the same run.
 func (m *Model) SetItems(items []runinfo.Item) {
 	sel, hadSel := m.Selected()
-	m.items = sortItems(items)
+	sortItems(items)
+	m.items = items
 	m.refilter()
 	if hadSel {
 		m.SelectKey(sel.Key)
@@ -109,10 +111,11 @@ func (m *Model) SelectKey(k string) bool {
 	return false
 }
 
-// sortItems orders rows by group, then newest first. It sorts small keys,
-// not the rows themselves: ten thousand rows of a few hundred bytes each
-// are slow to move around.
-func sortItems(items []runinfo.Item) []runinfo.Item {
+// sortItems orders rows by group, then newest first, in place. It sorts
+// small keys, then moves each row once: ten thousand rows of about a
+// kilobyte each (a run's whole record) are slow to move around, and
+// slower still to copy into a new slice.
+func sortItems(items []runinfo.Item) {
 	rank := map[backend.Phase]int{}
 	for i, p := range groupOrder {
 		rank[p] = i
@@ -125,8 +128,9 @@ func sortItems(items []runinfo.Item) []runinfo.Item {
 		idx     int
 	}
 	keys := make([]sortKey, len(items))
-	for i, it := range items {
-		k := sortKey{rank: rank[it.Phase()], started: it.Run.Started.UnixNano(), key: it.Key, idx: i}
+	for i := range items {
+		it := &items[i]
+		k := sortKey{rank: rank[it.Phase()], started: it.Run.StartedAt().UnixNano(), key: it.Key, idx: i}
 		if it.Queued != nil {
 			k.queue = it.Queued.ID
 		}
@@ -144,11 +148,23 @@ func sortItems(items []runinfo.Item) []runinfo.Item {
 		}
 		return strings.Compare(a.key, b.key)
 	})
-	out := make([]runinfo.Item, len(items))
-	for i, k := range keys {
-		out[i] = items[k.idx]
+	// Row keys[i].idx goes to i: follow each cycle of that permutation,
+	// holding its first row aside.
+	for start := range keys {
+		if keys[start].idx < 0 || keys[start].idx == start {
+			continue
+		}
+		held := items[start]
+		i := start
+		for keys[i].idx != start {
+			from := keys[i].idx
+			items[i] = items[from]
+			keys[i].idx = -1
+			i = from
+		}
+		items[i] = held
+		keys[i].idx = -1
 	}
-	return out
 }
 
 // refilter recomputes the visible rows.

@@ -1,8 +1,8 @@
 // Package runsstore is mission control's backend.Store over engine/runs:
 // the same Store the `runs` verbs use, so a key in the TUI does exactly
-// what the matching command does. It only translates: runs.Run to
-// backend.Run, the diff, risks and merge forecast to a review, and each
-// verdict key to its Store call.
+// what the matching command does. It only translates: a runs.Run is
+// shown as its record (backend.Run embeds it), the diff, risks and merge
+// forecast become a review, and each verdict key its Store call.
 package runsstore
 
 import (
@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -30,44 +29,19 @@ type Store struct {
 // New wraps s.
 func New(s *runs.Store) *Store { return &Store{S: s} }
 
-// Convert maps a store run onto what the TUI shows.
-func Convert(r *runs.Run) backend.Run {
-	rec := r.Record
+// view is a store run as the TUI holds it: the record itself, with where
+// it lives and whether it is alive.
+func view(r *runs.Run) backend.Run {
 	out := backend.Run{
-		Slug: r.Slug, RunDir: r.Dir, Transcript: filepath.Join(r.Dir, "transcript.jsonl"),
-		Repo: rec.Repo, Worktree: rec.Worktree, Branch: rec.Branch, BaseCommit: rec.BaseCommit, BaseRef: rec.BaseRef,
-		Task: rec.Task, Model: rec.Model, Provider: rec.Provider, Sandbox: rec.Sandbox,
-		Status: rec.Status, Alive: r.Alive, Started: parseTime(rec.Started), Ended: parseTime(rec.Ended),
-		Turns: -1, FilesChanged: len(rec.FilesChanged), VerifyCommand: runs.Str(rec.VerifyCommand),
-		LastText: runs.Str(rec.LastAssistantText), Verdict: rec.Verdict, VerdictAt: parseTime(rec.VerdictAt),
-		ReviewSeconds: rec.ReviewSeconds, ResumedFrom: runs.Str(rec.ResumedFrom), ResumedBy: runs.Str(rec.ResumedBy),
+		RunRecord: r.Record, RunDir: r.Dir, Transcript: filepath.Join(r.Dir, transcript.TranscriptName), Alive: r.Alive,
 	}
-	if rec.Slug != "" {
-		out.Slug = rec.Slug
-	}
-	if rec.Turns != nil {
-		out.Turns = *rec.Turns
-	}
-	if rec.Usage != nil {
-		out.Usage = backend.Usage{PromptTokens: rec.Usage.PromptTokens, CompletionTokens: rec.Usage.CompletionTokens}
-	}
-	if rec.ContextWindow != nil {
-		out.ContextWindow = *rec.ContextWindow
-	}
-	if rec.Verify != nil {
-		p := rec.Verify.Passed
-		out.VerifyPassed = &p
+	if out.Slug == "" {
+		out.Slug = r.Slug
 	}
 	if r.Err != nil {
 		out.Problem = r.Err.Error()
 	}
 	return out
-}
-
-// parseTime reads a run.json moment; zero when there is none.
-func parseTime(s string) time.Time {
-	t, _ := transcript.ParseTime(s)
-	return t
 }
 
 // Recent implements backend.Previewer: the n run dirs changed last (a
@@ -107,7 +81,7 @@ func (s *Store) Recent(ctx context.Context, n int) ([]backend.Run, int, error) {
 		if err != nil && r == nil {
 			continue // gone, or holding no run.json
 		}
-		out = append(out, Convert(r))
+		out = append(out, view(r))
 	}
 	return out, len(dirs), nil
 }
@@ -120,7 +94,7 @@ func (s *Store) List(ctx context.Context) ([]backend.Run, error) {
 	}
 	out := make([]backend.Run, len(rs))
 	for i, r := range rs {
-		out[i] = Convert(r)
+		out[i] = view(r)
 	}
 	return out, nil
 }
@@ -161,9 +135,9 @@ func (s *Store) Watch(ctx context.Context) (<-chan []backend.Change, error) {
 
 func change(ev runs.Event) backend.Change {
 	if ev.Kind == runs.RunRemoved || ev.Run == nil {
-		return backend.Change{Run: backend.Run{Slug: ev.Slug}, Removed: true}
+		return backend.Change{Run: backend.Run{RunRecord: transcript.RunRecord{Slug: ev.Slug}}, Removed: true}
 	}
-	return backend.Change{Run: Convert(ev.Run)}
+	return backend.Change{Run: view(ev.Run)}
 }
 
 // Review implements backend.Store: the diff, its risks, and the merge

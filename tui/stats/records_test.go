@@ -141,7 +141,7 @@ func TestAggregateMedianOfEvenSamples(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var list []backend.Run
 			for _, r := range tt.reviews {
-				list = append(list, backend.Run{Status: transcript.StatusCompleted, Verdict: "accept", ReviewSeconds: f(r), Turns: int(r)})
+				list = append(list, backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusCompleted, Verdict: "accept", ReviewSeconds: f(r), Turns: new(int(r))}})
 			}
 			all, _ := stats.Aggregate(list, stats.ByModel)
 			if all.MedianReview != tt.want || all.MedianTurns != tt.want {

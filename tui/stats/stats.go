@@ -108,10 +108,10 @@ func aggregate(name string, runs []backend.Run) Row {
 		r.Runs++
 		if run.Status != transcript.StatusRunning && run.Status != "" {
 			r.Finished++
-			if run.Turns >= 0 {
-				turns = append(turns, float64(run.Turns))
+			if n := run.TurnCount(); n >= 0 {
+				turns = append(turns, float64(n))
 			}
-			tokens = append(tokens, float64(run.Usage.Total()))
+			tokens = append(tokens, float64(run.TokenCount()))
 		}
 		if run.Status == transcript.StatusCompleted {
 			r.Completed++

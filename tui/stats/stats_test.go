@@ -10,10 +10,10 @@ import (
 func TestAggregate(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	runs := []backend.Run{
-		{Model: "a", Repo: "/r/x", Status: transcript.StatusCompleted, Verdict: "accept", ReviewSeconds: f(10), Turns: 4, Usage: backend.Usage{PromptTokens: 100}},
-		{Model: "a", Repo: "/r/x", Status: transcript.StatusCompleted, Verdict: "reject", ReviewSeconds: f(30), Turns: 6, Usage: backend.Usage{PromptTokens: 300}},
-		{Model: "a", Repo: "/r/y", Status: transcript.StatusMaxTurns, Verdict: "cleanup", ReviewSeconds: f(20), Turns: 40},
-		{Model: "b", Repo: "/r/y", Status: transcript.StatusRunning, Turns: -1},
+		{RunRecord: transcript.RunRecord{Model: "a", Repo: "/r/x", Status: transcript.StatusCompleted, Verdict: "accept", ReviewSeconds: f(10), Turns: new(4), Usage: &transcript.Usage{PromptTokens: 100}}},
+		{RunRecord: transcript.RunRecord{Model: "a", Repo: "/r/x", Status: transcript.StatusCompleted, Verdict: "reject", ReviewSeconds: f(30), Turns: new(6), Usage: &transcript.Usage{PromptTokens: 300}}},
+		{RunRecord: transcript.RunRecord{Model: "a", Repo: "/r/y", Status: transcript.StatusMaxTurns, Verdict: "cleanup", ReviewSeconds: f(20), Turns: new(40)}},
+		{RunRecord: transcript.RunRecord{Model: "b", Repo: "/r/y", Status: transcript.StatusRunning}},
 	}
 	all, rows := Aggregate(runs, ByModel)
 	if all.Runs != 4 || all.Finished != 3 || all.Completed != 2 || all.Accept != 1 || all.Reject != 1 || all.Cleanup != 1 {

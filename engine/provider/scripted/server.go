@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,15 +69,20 @@ func (c *ChatRequest) AssistantTurns() int {
 	return n
 }
 
-// Server replays a Script over HTTP. Its zero value is not usable; call New.
+// Server replays a Script over HTTP — or several, one per model and
+// task (NewMulti), as a server hosting several models does. Its zero value
+// is not usable; call New or NewMulti.
 type Server struct {
-	script Script
+	scripts []Script
 	// LogTo, when set before Start, receives every request as a JSON line.
 	LogTo io.Writer
 
 	mu       sync.Mutex
-	attempts map[int]int
-	requests []Request
+	attempts map[attemptKey]int
+	// inFlight counts chat requests being answered; maxInFlight is the
+	// most there ever were at once.
+	inFlight, maxInFlight int
+	requests              []Request
 	// recorded is closed and replaced whenever a request is recorded.
 	recorded chan struct{}
 	// arrived counts the chat requests that arrived (decoded, before any
@@ -88,9 +94,57 @@ type Server struct {
 	listener net.Listener
 }
 
+// attemptKey counts the attempts at one turn of one script.
+type attemptKey struct{ script, turn int }
+
 // New returns a server for script.
-func New(script Script) *Server {
-	return &Server{script: script, attempts: map[int]int{}, recorded: make(chan struct{}), arrival: make(chan struct{})}
+func New(script Script) *Server { return NewMulti(script) }
+
+// NewMulti returns a server for several scripts. A chat request is
+// answered by the first script whose model is the request's and whose
+// Task (when set) appears in the request's first user message, so one
+// server can play several models, each with a script per task. /v1/models
+// lists every script's model once.
+func NewMulti(scripts ...Script) *Server {
+	return &Server{
+		scripts: scripts, attempts: map[attemptKey]int{},
+		recorded: make(chan struct{}), arrival: make(chan struct{}),
+	}
+}
+
+// MaxInFlight is the most chat requests the server was answering at once.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight
+}
+
+// pick is the index of the script that answers req, -1 when none does.
+func (s *Server) pick(req *ChatRequest) int {
+	firstUser := ""
+	for _, m := range req.Messages {
+		if m.Role == "user" && m.Content != nil {
+			firstUser = *m.Content
+			break
+		}
+	}
+	for i, sc := range s.scripts {
+		if sc.ModelID() == req.Model && (sc.Task == "" || len(s.scripts) == 1 || strings.Contains(firstUser, sc.Task)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// models lists every script's model id once, in script order.
+func (s *Server) models() []string {
+	var ids []string
+	for _, sc := range s.scripts {
+		if !slices.Contains(ids, sc.ModelID()) {
+			ids = append(ids, sc.ModelID())
+		}
+	}
+	return ids
 }
 
 // Start listens on addr (for example "127.0.0.1:0") and serves in the
@@ -214,17 +268,25 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte, rec 
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case r.Method == http.MethodGet && (path == "/v1/models" || path == "/models"):
-		return writeJSON(w, http.StatusOK, map[string]any{
-			"object": "list",
-			"data":   []any{map[string]any{"id": s.script.ModelID(), "object": "model", "owned_by": "scripted"}},
-		})
-	case r.Method == http.MethodGet && path == "/api/v0/models":
-		entry := map[string]any{"id": s.script.ModelID(), "object": "model", "type": "llm", "state": "loaded"}
-		if s.script.ContextLength > 0 {
-			entry["loaded_context_length"] = s.script.ContextLength
-			entry["max_context_length"] = s.script.ContextLength
+		data := []any{}
+		for _, id := range s.models() {
+			data = append(data, map[string]any{"id": id, "object": "model", "owned_by": "scripted"})
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{entry}})
+		return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	case r.Method == http.MethodGet && path == "/api/v0/models":
+		data := []any{}
+		for _, id := range s.models() {
+			entry := map[string]any{"id": id, "object": "model", "type": "llm", "state": "loaded"}
+			for _, sc := range s.scripts {
+				if sc.ModelID() == id && sc.ContextLength > 0 {
+					entry["loaded_context_length"] = sc.ContextLength
+					entry["max_context_length"] = sc.ContextLength
+					break
+				}
+			}
+			data = append(data, entry)
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 	case r.Method == http.MethodPost && (path == "/v1/chat/completions" || path == "/chat/completions"):
 		return s.chat(w, r, body, rec)
 	default:
@@ -238,18 +300,21 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, body []byte, rec *
 		return writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 	}
 	rec.Chat = &req
+	defer s.enter()() // in flight before it counts as arrived
 	s.arrive()
-	if req.Model != s.script.ModelID() {
+	si := s.pick(&req)
+	if si < 0 {
 		return writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
 	}
+	script := s.scripts[si]
 	k := req.AssistantTurns()
 	rec.Turn = k
 
-	turn, err := s.turn(k)
+	turn, err := turnOf(script, k)
 	if err != nil {
 		return writeError(w, http.StatusInternalServerError, fmt.Sprintf("scripted model: %v at turn %d", err, k))
 	}
-	if failure, ok := s.nextFailure(k, turn); ok {
+	if failure, ok := s.nextFailure(attemptKey{si, k}, turn); ok {
 		if failure.RetryAfter != "" {
 			w.Header().Set("Retry-After", failure.RetryAfter)
 		}
@@ -274,9 +339,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, body []byte, rec *
 	reply := buildReply(k, turn, estimateTokens(body))
 	if req.Stream {
 		includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-		return streamReply(r.Context(), w, s.script.ModelID(), reply, turn, includeUsage)
+		return streamReply(r.Context(), w, script.ModelID(), reply, turn, includeUsage)
 	}
-	data, _ := json.Marshal(completion(s.script.ModelID(), reply))
+	data, _ := json.Marshal(completion(script.ModelID(), reply))
 	return writeBody(r.Context(), w, data, turn)
 }
 
@@ -319,12 +384,25 @@ func writeDrip(ctx context.Context, w http.ResponseWriter, data []byte, interval
 	return http.StatusOK
 }
 
-// turn returns the script turn for index k, or what to do past the end.
-func (s *Server) turn(k int) (Turn, error) {
-	if k < len(s.script.Turns) {
-		return s.script.Turns[k], nil
+// enter counts a chat request in flight until the returned func is called.
+func (s *Server) enter() func() {
+	s.mu.Lock()
+	s.inFlight++
+	s.maxInFlight = max(s.maxInFlight, s.inFlight)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
 	}
-	switch s.script.OnExhausted {
+}
+
+// turnOf returns script's turn for index k, or what to do past the end.
+func turnOf(script Script, k int) (Turn, error) {
+	if k < len(script.Turns) {
+		return script.Turns[k], nil
+	}
+	switch script.OnExhausted {
 	case "finish":
 		summary := "script exhausted"
 		return Turn{Finish: &summary}, nil
@@ -337,7 +415,7 @@ func (s *Server) turn(k int) (Turn, error) {
 
 // nextFailure returns the scripted error for this attempt at turn k, if
 // any remain.
-func (s *Server) nextFailure(k int, t Turn) (HTTPError, bool) {
+func (s *Server) nextFailure(k attemptKey, t Turn) (HTTPError, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.attempts[k]

@@ -401,3 +401,64 @@ func TestAwaitRequestsGivesUpWithItsContext(t *testing.T) {
 		t.Fatalf("await on an idle server: %v %v", reqs, err)
 	}
 }
+
+// One server plays several models, each with a script per task, and
+// counts the requests it answers at once.
+func TestMultiScriptServer(t *testing.T) {
+	t.Parallel()
+	srv := NewMulti(
+		Script{Model: "solver", Task: "fix bug 1", Turns: []Turn{{Text: "solver on bug 1", DelayMS: 3000}}},
+		Script{Model: "solver", Task: "fix bug 2", Turns: []Turn{{Text: "solver on bug 2", DelayMS: 3000}}},
+		Script{Model: "failer", Turns: []Turn{{Text: "failer, any task", DelayMS: 3000}}},
+	)
+	base, err := srv.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	cfg := openai.DefaultConfig("k")
+	cfg.BaseURL = base
+	cl := openai.NewClientWithConfig(cfg)
+
+	models, err := cl.ListModels(t.Context())
+	if err != nil || len(models.Models) != 2 || models.Models[0].ID != "solver" || models.Models[1].ID != "failer" {
+		t.Fatalf("models %+v %v", models, err)
+	}
+	ask := func(model, task string) (string, error) {
+		resp, err := cl.CreateChatCompletion(t.Context(), openai.ChatCompletionRequest{
+			Model: model, Messages: []openai.ChatCompletionMessage{{Role: "system", Content: "s"}, {Role: "user", Content: "Please " + task + " now."}},
+		})
+		if err != nil {
+			return "", err
+		}
+		return resp.Choices[0].Message.Content, nil
+	}
+	type answer struct {
+		got, want string
+		err       error
+	}
+	answers := make(chan answer, 3)
+	for _, c := range [][3]string{{"solver", "fix bug 2", "solver on bug 2"}, {"solver", "fix bug 1", "solver on bug 1"}, {"failer", "fix bug 2", "failer, any task"}} {
+		go func() {
+			got, err := ask(c[0], c[1])
+			answers <- answer{got, c[2], err}
+		}()
+	}
+	// All three are in flight before any reply is due.
+	if err := srv.AwaitArrivals(t.Context(), 3); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		a := <-answers
+		if a.err != nil || a.got != a.want {
+			t.Errorf("got %q (%v), want %q", a.got, a.err, a.want)
+		}
+	}
+	// Each reply is held 3 s after it arrives: the three overlap.
+	if n := srv.MaxInFlight(); n != 3 {
+		t.Errorf("max in flight %d", n)
+	}
+	if _, err := ask("solver", "fix bug 3"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("a task no script of the model covers: %v", err)
+	}
+}
