@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"time"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
@@ -38,6 +40,15 @@ func (m Model) benchRuns() benchview.Runs {
 		}
 		return e.run, e.state, true
 	}
+}
+
+// BenchTook is how long the open bench view took to read and parse its
+// file (0 when none is open), for the speed figures.
+func (m Model) BenchTook() time.Duration {
+	if m.bench == nil {
+		return 0
+	}
+	return m.bench.Took()
 }
 
 // closeBench leaves the bench view and stops following its file.

@@ -79,11 +79,13 @@ func (t *tail) read() (update, error) {
 		return update{}, fmt.Errorf("read results file %s: %w", t.path, err)
 	}
 	// Read to the end, past the size seen: a row appended meanwhile is
-	// welcome.
-	data, err := io.ReadAll(f)
-	if err != nil {
+	// welcome. The buffer is the size seen, so a whole file is read
+	// without growing it.
+	buf := bytes.NewBuffer(make([]byte, 0, info.Size()-t.offset+bytes.MinRead))
+	if _, err := buf.ReadFrom(f); err != nil {
 		return update{}, fmt.Errorf("read results file %s: %w", t.path, err)
 	}
+	data := buf.Bytes()
 	end := bytes.LastIndexByte(data, '\n')
 	if end < 0 {
 		return u, nil // one unfinished line

@@ -199,3 +199,25 @@ func TestWorkerTextRendersInert(t *testing.T) {
 		}
 	}
 }
+
+// The cursor stays on its case while rows arrive around it.
+func TestCursorStaysOnItsCaseAsRowsArrive(t *testing.T) {
+	t.Parallel()
+	rows, runs := sampleRows()
+	var qwen, others []bench.Row
+	for _, r := range rows {
+		if r.Model == "qwen/qwen3-coder" {
+			qwen = append(qwen, r)
+		} else {
+			others = append(others, r)
+		}
+	}
+	m := sampleModel(t, 120, 40, theme.NoColor, qwen, runs)
+	m, _ = press(m, "j", "l")
+	before, _ := m.cursorCase()
+	m, _ = m.Update(rowsMsg{path: samplePath, u: update{Rows: others}})
+	after, _ := m.cursorCase()
+	if before != after || m.t.groups[m.cur.group].Model != "qwen/qwen3-coder" || len(m.t.groups) != 4 {
+		t.Fatalf("cursor on %+v, was on %+v", after, before)
+	}
+}

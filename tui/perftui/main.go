@@ -8,9 +8,12 @@
 //     real tea.Program;
 //   - memory with four followed transcripts of 50,000 events each;
 //   - a 10,000-line diff: from enter to the review on screen, through the
-//     real runs store and git.
+//     real runs store and git;
+//   - a 5,000-row results file: from the bench key to the bench view on
+//     screen, through a real tea.Program.
 //
-// Usage: go run ./tui/perftui [-runs 10000] [-rate 200] [-seconds 10] [-events 50000]
+// Usage: go run ./tui/perftui [-runs 10000] [-rate 200] [-seconds 10] [-events 50000] [-bench-rows 5000]
+// (-only bench runs the last figure alone)
 package main
 
 import (
@@ -49,6 +52,8 @@ func main() {
 	nEvents := flag.Int("events", 50000, "events in each of the four transcripts of the memory figure")
 	diffLines := flag.Int("diff-lines", 10000, "lines of the large diff")
 	background := flag.Int("background-runs", 10000, "finished runs in the root beside the four live ones")
+	benchRows := flag.Int("bench-rows", 5000, "rows of the results file the bench view opens")
+	only := flag.String("only", "", "run one figure alone: bench")
 	flag.Parse()
 	tmp, err := os.MkdirTemp("", "dirtywork-perftui-")
 	check(err)
@@ -60,10 +65,13 @@ func main() {
 		check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
 	}
-	firstFrame(filepath.Join(tmp, "many"), *nRuns)
-	liveLoad(filepath.Join(tmp, "live"), *rate, time.Duration(*secs)*time.Second, *background)
-	memory(filepath.Join(tmp, "mem"), *nEvents)
-	bigDiff(filepath.Join(tmp, "diff"), *diffLines)
+	if *only != "bench" {
+		firstFrame(filepath.Join(tmp, "many"), *nRuns)
+		liveLoad(filepath.Join(tmp, "live"), *rate, time.Duration(*secs)*time.Second, *background)
+		memory(filepath.Join(tmp, "mem"), *nEvents)
+		bigDiff(filepath.Join(tmp, "diff"), *diffLines)
+	}
+	benchOpen(filepath.Join(tmp, "bench"), *benchRows)
 }
 
 func check(err error) {
