@@ -41,7 +41,8 @@ type tuiFlags struct {
 }
 
 // benchNewest is --bench given without a file: the newest results file.
-const benchNewest = "\x00newest"
+// (A file of that name is ./newest.)
+const benchNewest = "newest"
 
 func newTUICmd(io *streams) *cobra.Command {
 	var f tuiFlags
