@@ -283,6 +283,9 @@ type follower struct {
 	tail  *tail
 	send  func(tea.Msg) bool
 	first bool // the first read was sent
+	// lastErr is the read error sent last: the same one is not sent on
+	// every poll.
+	lastErr string
 	// last is the state sent last, to send only changes.
 	last      *bench.SweepState
 	lastAlive bool
@@ -293,9 +296,14 @@ type follower struct {
 func (f *follower) rows() bool {
 	start := time.Now()
 	u, err := f.tail.read()
-	if err == nil && f.first && u.empty() {
+	errText := ""
+	if err != nil {
+		errText = err.Error()
+	}
+	if f.first && errText == f.lastErr && u.empty() {
 		return true
 	}
+	f.lastErr = errText
 	if !f.first {
 		u.Reset = true
 	}

@@ -15,7 +15,9 @@ package benchview
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -415,15 +417,15 @@ func readTail(path string, limit int64) (string, error) {
 	}
 	cut := ""
 	if info.Size() > limit {
-		if _, err := f.Seek(info.Size()-limit, 0); err != nil {
+		if _, err := f.Seek(info.Size()-limit, io.SeekStart); err != nil {
 			return "", err
 		}
 		cut = fmt.Sprintf("[… the first %d bytes are left out]\n", info.Size()-limit)
 	}
-	buf := make([]byte, limit)
-	n, err := f.Read(buf)
-	if err != nil && n == 0 {
-		return cut, nil
+	buf := make([]byte, min(limit, info.Size()))
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return "", err
 	}
 	return cut + string(buf[:n]), nil
 }

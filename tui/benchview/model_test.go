@@ -221,3 +221,20 @@ func TestCursorStaysOnItsCaseAsRowsArrive(t *testing.T) {
 		t.Fatalf("cursor on %+v, was on %+v", after, before)
 	}
 }
+
+// A long acceptance output is shown by its end, where the verdict is.
+func TestLongAcceptanceOutputKeepsItsEnd(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), bench.AcceptanceFile)
+	text := strings.Repeat("noise\n", acceptanceLimit/6+1000) + "FAILED: 2 of 5"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readTail(path, acceptanceLimit)
+	if err != nil || !strings.HasPrefix(got, "[… the first ") || !strings.HasSuffix(got, "FAILED: 2 of 5") || len(got) > acceptanceLimit+100 {
+		t.Fatalf("read %d bytes: %q … %v", len(got), got[:min(len(got), 40)], err)
+	}
+	if _, err := readTail(filepath.Dir(path), acceptanceLimit); err == nil {
+		t.Fatal("a directory read as an acceptance output")
+	}
+}
