@@ -332,6 +332,9 @@ func (f *follower) state() bool {
 // waitCmd delivers the follower's next message; it is armed again each
 // time one is handled, and ends with the follower.
 func waitCmd(ch <-chan tea.Msg) tea.Cmd {
+	if ch == nil {
+		return nil
+	}
 	return func() tea.Msg {
 		msg, ok := <-ch
 		if !ok {
