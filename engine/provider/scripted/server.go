@@ -28,6 +28,8 @@ type Request struct {
 	Body json.RawMessage `json:"body,omitempty"`
 	// Chat is the decoded body of a chat-completions request.
 	Chat *ChatRequest `json:"-"`
+	// Messages is the decoded body of a Messages API request.
+	Messages *MessagesRequest `json:"-"`
 	// Turn is the script turn the request was answered with (-1 when not a
 	// chat request or undecodable).
 	Turn int `json:"turn"`
@@ -184,7 +186,7 @@ func (s *Server) ChatRequests() []*ChatRequest {
 	return out
 }
 
-// ServeHTTP answers the OpenAI and LM Studio endpoints.
+// ServeHTTP answers the OpenAI, LM Studio and Anthropic endpoints.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 256<<20))
 	rec := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Turn: -1}
@@ -214,9 +216,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte, rec 
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
 	case r.Method == http.MethodGet && (path == "/v1/models" || path == "/models"):
+		// One list for both APIs: Anthropic's pager reads has_more.
 		return writeJSON(w, http.StatusOK, map[string]any{
-			"object": "list",
-			"data":   []any{map[string]any{"id": s.script.ModelID(), "object": "model", "owned_by": "scripted"}},
+			"object":   "list",
+			"data":     []any{map[string]any{"id": s.script.ModelID(), "object": "model", "type": "model", "owned_by": "scripted"}},
+			"has_more": false,
 		})
 	case r.Method == http.MethodGet && path == "/api/v0/models":
 		entry := map[string]any{"id": s.script.ModelID(), "object": "model", "type": "llm", "state": "loaded"}
@@ -227,6 +231,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte, rec 
 		return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": []any{entry}})
 	case r.Method == http.MethodPost && (path == "/v1/chat/completions" || path == "/chat/completions"):
 		return s.chat(w, r, body, rec)
+	case r.Method == http.MethodPost && path == "/v1/messages":
+		return s.messages(w, r, body, rec)
 	default:
 		return writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	}
