@@ -69,6 +69,7 @@ status, 2 refused with nothing created and the resumed run untouched).`,
 			if err != nil {
 				return err
 			}
+			baseGiven := fs.Changed("base-url") || fromConfig["base-url"]
 			spec.ResumedFrom = &args[0] // marks the refusals as a resume's
 			parent, child := detachMode(c)
 			if parent {
@@ -84,7 +85,7 @@ status, 2 refused with nothing created and the resumed run untouched).`,
 			}
 			return executeRun(c.Context(), io, spec, child, func(r *engine.Runner, s engine.Spec) (*engine.Payload, error) {
 				req.Spec = s // with the API key
-				return resumeInStore(c.Context(), store, r, req)
+				return resumeInStore(c.Context(), store, r, req, baseGiven)
 			})
 		},
 	}
@@ -114,7 +115,7 @@ func inheritedOrCarried() map[string]bool {
 // of this store, or a run directory when it holds a path separator (RE-1).
 // A refusal is an *engine.PreflightError: nothing was created and the
 // resumed run is as it was.
-func resumeInStore(ctx context.Context, s *runs.Store, r *engine.Runner, req engine.ResumeRequest) (*engine.Payload, error) {
+func resumeInStore(ctx context.Context, s *runs.Store, r *engine.Runner, req engine.ResumeRequest, baseGiven bool) (*engine.Payload, error) {
 	if req.RunDir == "" && !strings.ContainsRune(req.Target, filepath.Separator) && !filepath.IsAbs(req.Target) {
 		if err := transcript.ValidSlug(req.Target); err != nil {
 			return nil, &engine.PreflightError{Msg: err.Error(), Hint: "see 'dirtywork runs list'", Err: err}
@@ -125,5 +126,35 @@ func resumeInStore(ctx context.Context, s *runs.Store, r *engine.Runner, req eng
 		}
 		req.RunDir = dir
 	}
+	req.Spec = carryProvider(req, baseGiven)
 	return r.Resume(ctx, req)
+}
+
+// carryProvider points a resume at the resumed run's model server: the
+// engine carries the run's provider, and when that is not the one the
+// flags were resolved for, the base URL (unless given) and the key must
+// be that provider's too, or the key of one would go to the other. A
+// record that cannot be read is left to the engine to report.
+func carryProvider(req engine.ResumeRequest, baseGiven bool) engine.Spec {
+	spec := req.Spec
+	dir := req.RunDir
+	if dir == "" {
+		var err error
+		if dir, err = engine.ResumeTarget(req.Target); err != nil {
+			return spec
+		}
+	}
+	prior, err := engine.ReadPriorRecord(dir)
+	if err != nil || req.ProviderGiven || prior.Provider == spec.Provider {
+		return spec
+	}
+	spec.Provider = prior.Provider
+	if !baseGiven {
+		spec.BaseURL = defaultBaseURL(prior.Provider)
+	}
+	spec.APIKey = ""
+	if key, _, err := modelServerKey(spec.Provider, spec.BaseURL, configPath()); err == nil {
+		spec.APIKey = key
+	}
+	return spec
 }
