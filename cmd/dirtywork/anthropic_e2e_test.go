@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/engine/runs"
 )
 
 // anthropicKey is the key the tests give dirtywork for the Anthropic API;
@@ -166,7 +167,7 @@ func TestResumeCarriesTheAnthropicServer(t *testing.T) {
 	}
 
 	// Without --base-url, the carried provider's default.
-	spec := carryProvider(engineResumeRequest(first["run_dir"].(string)), false)
+	spec := carryProvider(engineResumeRequest(t, first["run_dir"].(string)), false)
 	if spec.Provider != "anthropic" || spec.BaseURL != defaultAnthropicURL || spec.APIKey == "dw-openai-side-key" {
 		t.Fatalf("carried spec %+v", spec)
 	}
@@ -174,6 +175,11 @@ func TestResumeCarriesTheAnthropicServer(t *testing.T) {
 
 // engineResumeRequest is a resume of the run in dir as the command builds
 // it before the run's record is read: the OpenAI side's defaults.
-func engineResumeRequest(dir string) engine.ResumeRequest {
-	return engine.ResumeRequest{RunDir: dir, Spec: engine.Spec{Provider: "openai", BaseURL: defaultOpenAIBaseURL, APIKey: "dw-openai-side-key"}}
+func engineResumeRequest(t *testing.T, dir string) engine.ResumeRequest {
+	t.Helper()
+	run, err := runs.Open(t.TempDir()).Find(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return engine.ResumeRequest{Run: run, Spec: engine.Spec{Provider: "openai", BaseURL: defaultOpenAIBaseURL, APIKey: "dw-openai-side-key"}}
 }
