@@ -71,12 +71,7 @@ func storeAvailable(ctx context.Context, cl *Client, limits bool) error {
 	if _, err := findTool("mkfs.ext4"); err != nil {
 		return unavailable("mkfs.ext4 is not installed (e2fsprogs)")
 	}
-	var root string
-	err = query(ctx, "query docker daemon info", func(ctx context.Context) error {
-		info, err := cl.api.Info(ctx)
-		root = info.DockerRootDir
-		return err
-	})
+	root, err := cl.dockerRoot(ctx)
 	if err != nil {
 		return unavailable("%v", err)
 	}

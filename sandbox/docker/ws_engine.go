@@ -9,6 +9,8 @@ import (
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/pkg/stdcopy"
 )
@@ -27,13 +29,82 @@ func (c *Client) createVolume(ctx context.Context, name string, labels map[strin
 // volumeLabels returns the named volume's labels (ErrNotFound when there
 // is none).
 func (c *Client) volumeLabels(ctx context.Context, name string) (map[string]string, error) {
-	var labels map[string]string
+	v, err := c.inspectVolume(ctx, name)
+	return v.Labels, err
+}
+
+// inspectVolume inspects the named volume (ErrNotFound when there is
+// none).
+func (c *Client) inspectVolume(ctx context.Context, name string) (volume.Volume, error) {
+	var v volume.Volume
 	err := query(ctx, "inspect volume "+name, func(ctx context.Context) error {
-		v, err := c.api.VolumeInspect(ctx, name)
-		labels = v.Labels
+		var err error
+		v, err = c.api.VolumeInspect(ctx, name)
 		return err
 	})
-	return labels, err
+	return v, err
+}
+
+// removeUnusedVolume removes the named volume unless a container uses it
+// (ErrConflict then), without releasing a file system of its own: for
+// volumes that never have one.
+func (c *Client) removeUnusedVolume(ctx context.Context, name string) error {
+	return call(ctx, "remove volume "+name, LifecycleTimeout, func(ctx context.Context) error {
+		return c.api.VolumeRemove(ctx, name, false)
+	})
+}
+
+// listVolumes lists the volumes carrying label (a key, or key=value).
+func (c *Client) listVolumes(ctx context.Context, label string) ([]*volume.Volume, error) {
+	var vols []*volume.Volume
+	err := query(ctx, "list volumes labelled "+label, func(ctx context.Context) error {
+		resp, err := c.api.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
+		vols = resp.Volumes
+		return err
+	})
+	return vols, err
+}
+
+// listContainers lists the containers, running or not, carrying label (a
+// key, or key=value).
+func (c *Client) listContainers(ctx context.Context, label string) ([]container.Summary, error) {
+	var list []container.Summary
+	err := query(ctx, "list containers labelled "+label, func(ctx context.Context) error {
+		var err error
+		list, err = c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+		return err
+	})
+	return list, err
+}
+
+// containerEvents streams what the daemon reports of the containers
+// carrying label, for the given actions, until ctx ends or the stream
+// breaks (an error on the second channel).
+func (c *Client) containerEvents(ctx context.Context, label string, actions ...events.Action) (<-chan events.Message, <-chan error) {
+	args := filters.NewArgs(filters.Arg("type", string(events.ContainerEventType)), filters.Arg("label", label))
+	for _, a := range actions {
+		args.Add("event", string(a))
+	}
+	return c.api.Events(ctx, events.ListOptions{Filters: args})
+}
+
+// settleVersion settles the API version the client speaks with one ping,
+// if no request has yet.
+func (c *Client) settleVersion(ctx context.Context) {
+	nctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	c.api.NegotiateAPIVersion(nctx)
+}
+
+// dockerRoot is the daemon's storage directory.
+func (c *Client) dockerRoot(ctx context.Context) (string, error) {
+	var root string
+	err := query(ctx, "query docker daemon info", func(ctx context.Context) error {
+		info, err := c.api.Info(ctx)
+		root = info.DockerRootDir
+		return err
+	})
+	return root, err
 }
 
 // createVolumeOn creates the named work volume with labels on the file

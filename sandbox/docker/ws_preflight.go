@@ -120,12 +120,7 @@ func (e Endpoint) isLocal() bool {
 
 // dockerRoot is the local daemon's storage directory.
 func dockerRoot(ctx context.Context, cl *Client) (string, error) {
-	var root string
-	err := query(ctx, "query docker daemon info", func(ctx context.Context) error {
-		info, err := cl.api.Info(ctx)
-		root = info.DockerRootDir
-		return err
-	})
+	root, err := cl.dockerRoot(ctx)
 	if err == nil && root == "" {
 		root = "/"
 	}

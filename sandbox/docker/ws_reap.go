@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
 )
 
@@ -96,7 +95,7 @@ func (w *Workspace) removeDetached(ctx context.Context, vols []string) error {
 // started again, and the next reaper looks again; errors are left for the
 // next reaper.
 func (c *Client) ReapMarked(ctx context.Context) {
-	list, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelReap))})
+	list, err := c.listContainers(ctx, LabelReap)
 	if err != nil {
 		return
 	}

@@ -15,9 +15,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/api/types/volume"
 )
 
 // The tool server lives in a volume shared by every run of the same build
@@ -210,12 +208,7 @@ func (w *Workspace) checkToolbox(ctx context.Context, id string) error {
 // the files, without mounting the container.
 func (w *Workspace) checkToolboxHere(ctx context.Context) error {
 	v := w.names.Toolbox
-	var vol volume.Volume
-	err := query(ctx, "inspect volume "+v.name, func(ctx context.Context) error {
-		var err error
-		vol, err = w.cl.api.VolumeInspect(ctx, v.name)
-		return err
-	})
+	vol, err := w.cl.inspectVolume(ctx, v.name)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return fmt.Errorf("%w: volume %s is gone", errToolboxUnfit, v.name)
@@ -427,9 +420,7 @@ func (c *Client) createToolboxVolume(ctx context.Context, v toolboxVolume) error
 		case err == nil && labels[labelToolbox] == v.key:
 			return nil
 		case err == nil && attempt == 0:
-			if err := call(ctx, "remove volume "+v.name, LifecycleTimeout, func(ctx context.Context) error {
-				return c.api.VolumeRemove(ctx, v.name, false)
-			}); err != nil && !errors.Is(err, ErrNotFound) {
+			if err := c.removeUnusedVolume(ctx, v.name); err != nil && !errors.Is(err, ErrNotFound) {
 				return fmt.Errorf("volume %s is not the tool server's and cannot be replaced: %w", v.name, err)
 			}
 		case err == nil:
@@ -480,25 +471,24 @@ func fillAbandoned(created string, labels map[string]string) bool {
 // remove a volume in use). A run that needs a volume removed meanwhile
 // fills it again.
 func (c *Client) reapToolboxes(ctx context.Context, keep string) {
-	f := filters.NewArgs(filters.Arg("label", labelToolbox))
-	if list, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: f}); err == nil {
+	if list, err := c.listContainers(ctx, labelToolbox); err == nil {
 		for _, ct := range list {
 			if fillAbandoned(time.Unix(ct.Created, 0).UTC().Format(time.RFC3339Nano), ct.Labels) {
 				_ = c.removeContainer(ctx, ct.ID)
 			}
 		}
 	}
-	resp, err := c.api.VolumeList(ctx, volume.ListOptions{Filters: f})
+	vols, err := c.listVolumes(ctx, labelToolbox)
 	if err != nil {
 		return
 	}
-	for _, v := range resp.Volumes {
+	for _, v := range vols {
 		if v == nil || v.Labels[labelToolbox] == keep || !strings.HasPrefix(v.Name, toolboxVolumePrefix) {
 			continue
 		}
 		if created, err := time.Parse(time.RFC3339, v.CreatedAt); err != nil || time.Since(created) < toolboxKeep {
 			continue
 		}
-		_ = c.api.VolumeRemove(ctx, v.Name, false)
+		_ = c.removeUnusedVolume(ctx, v.Name)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/events"
-	"github.com/docker/docker/api/types/filters"
 )
 
 // Watchdog periods (W-2, W-3).
@@ -54,9 +53,7 @@ func startWatchdog(w *Workspace) *watchdog {
 	// The client settles its API version on its first request, which is
 	// not safe for first requests made at once, as the goroutines below
 	// make them: settle it here, with one ping.
-	nctx, ncancel := context.WithTimeout(ctx, QueryTimeout)
-	w.cl.api.NegotiateAPIVersion(nctx)
-	ncancel()
+	w.cl.settleVersion(ctx)
 	d.wg.Go(func() { d.watchEvents(ctx) })
 	d.wg.Go(func() { d.poll(ctx) })
 	d.wg.Go(func() { d.outsideCheck(ctx) })
@@ -96,14 +93,8 @@ func (d *watchdog) bashEnd() {
 // watchEvents records the OOM kills and deaths of this run's containers
 // the daemon reports; a broken event stream is opened again.
 func (d *watchdog) watchEvents(ctx context.Context) {
-	args := filters.NewArgs(
-		filters.Arg("type", string(events.ContainerEventType)),
-		filters.Arg("label", labelRun+"="+d.w.cfg.Slug),
-		filters.Arg("event", string(events.ActionOOM)),
-		filters.Arg("event", string(events.ActionDie)),
-	)
 	for ctx.Err() == nil {
-		msgs, errs := d.w.cl.api.Events(ctx, events.ListOptions{Filters: args})
+		msgs, errs := d.w.cl.containerEvents(ctx, labelRun+"="+d.w.cfg.Slug, events.ActionOOM, events.ActionDie)
 	stream:
 		for {
 			select {
