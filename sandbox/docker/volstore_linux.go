@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
+
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -47,7 +49,7 @@ const inodeSize = 256
 // this process's mount namespace (so it sees the file system this process
 // mounts), this process is root, and the loop devices and mkfs.ext4
 // (e2fsprogs) are there.
-func storeAvailable(ctx context.Context, cl *Client, limits bool) error {
+func storeAvailable(ctx context.Context, eng daemon.Engine, limits bool) error {
 	unavailable := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", errStoreUnavailable, fmt.Sprintf(format, args...))
 	}
@@ -57,8 +59,8 @@ func storeAvailable(ctx context.Context, cl *Client, limits bool) error {
 	if !limits {
 		return unavailable("the run has no byte cap to hold")
 	}
-	if !cl.Endpoint().isLocal() {
-		return unavailable("the docker daemon %s is not reached through a local socket", cl.Endpoint().Host)
+	if !eng.Local() {
+		return unavailable("the docker daemon %s is not reached through a local socket", eng.Host())
 	}
 	if os.Geteuid() != 0 {
 		return unavailable("attaching a loop device and mounting need root")
@@ -71,7 +73,7 @@ func storeAvailable(ctx context.Context, cl *Client, limits bool) error {
 	if _, err := findTool("mkfs.ext4"); err != nil {
 		return unavailable("mkfs.ext4 is not installed (e2fsprogs)")
 	}
-	root, err := cl.dockerRoot(ctx)
+	root, err := eng.DockerRoot(ctx)
 	if err != nil {
 		return unavailable("%v", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
 // volumeStore is the file system a work volume lives in when the kernel
@@ -16,7 +18,7 @@ type volumeStore struct {
 }
 
 // storeAvailable: a kernel-held size needs a Linux host.
-func storeAvailable(context.Context, *Client, bool) error {
+func storeAvailable(context.Context, daemon.Engine, bool) error {
 	return fmt.Errorf("%w: loop devices are Linux's, this is %s", errStoreUnavailable, runtime.GOOS)
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/netip"
 	"path/filepath"
@@ -14,10 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/api/types"
-	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/pkg/stdcopy"
-
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 	"github.com/dirtywork/dirtywork/sandbox/egress"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -60,7 +56,7 @@ func (w *Workspace) egressWanted() bool { return w.cfg.AllowNetwork || w.cfg.Set
 // host's listeners through that address and the host's other addresses;
 // no network at all leaves nothing to reach, and there is no network to
 // create, remove or reconcile.
-func egressSpec(n objectNames, imageID string, labels map[string]string, allow egress.Allowlist, denied []netip.Addr) containerSpec {
+func egressSpec(n objectNames, imageID string, labels map[string]string, allow egress.Allowlist, denied []netip.Addr) daemon.ContainerSpec {
 	deny := make([]string, len(denied))
 	for i, a := range denied {
 		deny[i] = a.String()
@@ -72,9 +68,9 @@ func egressSpec(n objectNames, imageID string, labels map[string]string, allow e
 			"-allow", strings.Join(allow.Strings(), ","), "-deny-addr", strings.Join(deny, ","),
 		},
 		labels: labels, memory: egressMemory, pids: egressPids,
-		mounts: []mount.Mount{
+		mounts: []daemon.Mount{
 			// Writable for the socket, in the one directory nobody owns.
-			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir},
+			{Volume: n.ToolsVolume, Target: toolsDir},
 			n.Toolbox.mount(),
 		},
 	}.spec()
@@ -93,7 +89,7 @@ func egressArgs() []string {
 // dockerEgress is the running sidecar and the log of its decisions.
 type dockerEgress struct {
 	id     string
-	hijack types.HijackedResponse
+	stream daemon.Stream // nil until attached
 	rec    *egress.Recorder
 	stderr *cappedLog
 	// read ends once the sidecar's stream ended and every decision in it
@@ -130,11 +126,11 @@ func (w *Workspace) startEgress(ctx context.Context) (err error) {
 			w.stopEgressSidecar(e)
 		}
 	}()
-	if e.hijack, err = w.cl.attach(ctx, id); err != nil {
+	if e.stream, err = w.eng.Attach(ctx, id, e.stderr); err != nil {
 		close(e.read)
 		return err
 	}
-	if err := w.cl.start(ctx, id); err != nil {
+	if err := w.eng.StartContainer(ctx, id); err != nil {
 		close(e.read)
 		return err
 	}
@@ -163,17 +159,12 @@ func (w *Workspace) startEgress(ctx context.Context) (err error) {
 	return nil
 }
 
-// readDecisions demultiplexes the sidecar's stream: the first stdout line
-// must be egress.Ready (reported on ready), every later one is a decision
-// for the log. It returns when the stream ends.
+// readDecisions reads the sidecar's stdout: the first line must be
+// egress.Ready (reported on ready), every later one is a decision for the
+// log. It returns when the stream ends.
 func (e *dockerEgress) readDecisions(ready chan<- error) {
 	defer close(e.read)
-	pr, pw := io.Pipe()
-	go func() {
-		_, err := stdcopy.StdCopy(pw, e.stderr, e.hijack.Reader)
-		_ = pw.CloseWithError(err)
-	}()
-	sc := bufio.NewScanner(pr)
+	sc := bufio.NewScanner(e.stream)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	first := true
 	for sc.Scan() {
@@ -181,7 +172,7 @@ func (e *dockerEgress) readDecisions(ready chan<- error) {
 			first = false
 			if sc.Text() != egress.Ready {
 				ready <- fmt.Errorf("unexpected first line %q", truncate(sc.Text(), 200))
-				_ = pr.CloseWithError(io.ErrUnexpectedEOF)
+				_ = e.stream.CloseRead()
 				return
 			}
 			ready <- nil
@@ -199,7 +190,7 @@ func (e *dockerEgress) readDecisions(ready chan<- error) {
 			ready <- errors.New("it ended before it was ready")
 		}
 	}
-	_ = pr.CloseWithError(io.EOF) // a line past the cap: the stream is abandoned
+	_ = e.stream.CloseRead() // a line past the cap: the stream is abandoned
 }
 
 // suffix is the sidecar's stderr for an error message.
@@ -227,10 +218,10 @@ func (w *Workspace) stopEgressSidecar(e *dockerEgress) {
 	e.stopOnce.Do(func() {
 		ctx, cancel := cleanupContext()
 		defer cancel()
-		_ = w.cl.kill(ctx, e.id)
-		if e.hijack.Conn != nil {
+		_ = w.eng.KillContainer(ctx, e.id)
+		if e.stream != nil {
 			<-e.read
-			e.hijack.Close()
+			_ = e.stream.Close()
 		}
 		_ = e.rec.Close()
 	})

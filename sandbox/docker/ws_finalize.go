@@ -161,7 +161,7 @@ func (w *Workspace) export(ctx context.Context, fin *sandbox.Finalization) (stri
 		done <- ex
 	}()
 	var dropped []string
-	dlErr := w.cl.download(ctx, w.names.Container, workDir, func(r io.Reader) error {
+	dlErr := w.eng.Download(ctx, w.names.Container, workDir, func(r io.Reader) error {
 		// Buffered: an unbuffered pipe would hand every header and every
 		// small file's bytes over on their own, three goroutine switches
 		// a file. Not when a test pauses mid-export: what passed the

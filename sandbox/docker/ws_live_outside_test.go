@@ -41,8 +41,8 @@ func TestLiveOutsideMeasurementStopsAFastFill(t *testing.T) {
 	if took > 10*time.Second {
 		t.Errorf("stopped after %v, want within a few 1 s periods", took)
 	}
-	info, err := w.cl.inspectContainer(t.Context(), w.names.Container)
-	if err != nil || info.State == nil || info.State.Running {
+	info, err := w.eng.InspectContainer(t.Context(), w.names.Container)
+	if err != nil || info.State.Status == "" || info.State.Running {
 		t.Errorf("container after the breach: %+v, %v; want it killed", info.State, err)
 	}
 	fin, err := w.Finalize(t.Context())
@@ -91,10 +91,10 @@ func TestLiveOutsideMeasurementTimingOutIsAViolation(t *testing.T) {
 	if m == nil {
 		t.Fatal("no measurer")
 	}
-	if err := w.cl.api.ContainerPause(t.Context(), m.id); err != nil {
+	if err := liveClient(t).api.ContainerPause(t.Context(), m.id); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = w.cl.api.ContainerUnpause(t.Context(), m.id) }()
+	defer func() { _ = liveClient(t).api.ContainerUnpause(t.Context(), m.id) }()
 	start := time.Now()
 	_, err := w.Bash(t.Context(), "sleep 60", 90*time.Second)
 	var be *sandbox.BudgetError
@@ -170,23 +170,23 @@ func TestLiveDetachedRemovalIsReaped(t *testing.T) {
 	// A foreign volume named by a forged marker stays.
 	other := newSlug(t)
 	otherNames, _ := namesFor(other)
-	if err := cl.createVolume(t.Context(), otherNames.WorkVolume, labelsFor(other, r.root)); err != nil {
+	if err := cl.CreateVolume(t.Context(), otherNames.WorkVolume, labelsFor(other, r.root)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cl.removeVolume(context.WithoutCancel(t.Context()), otherNames.WorkVolume) })
-	forged, err := cl.createContainer(t.Context(), "dw-"+slug+"-forged", reapMarkerSpec(w.imageID, labelsFor(slug, r.root), []string{otherNames.WorkVolume}, ""))
+	t.Cleanup(func() { _ = removeVolume(context.WithoutCancel(t.Context()), cl, otherNames.WorkVolume) })
+	forged, err := cl.CreateContainer(t.Context(), "dw-"+slug+"-forged", reapMarkerSpec(w.imageID, labelsFor(slug, r.root), []string{otherNames.WorkVolume}, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cl.removeContainer(context.WithoutCancel(t.Context()), forged) })
+	t.Cleanup(func() { _ = cl.RemoveContainer(context.WithoutCancel(t.Context()), forged) })
 	deadline := time.Now().Add(time.Minute)
 	for {
-		cl.ReapMarked(t.Context())
-		_, errW := cl.volumeLabels(t.Context(), w.names.WorkVolume)
-		_, errT := cl.volumeLabels(t.Context(), w.names.ToolsVolume)
-		_, errM := cl.inspectContainer(t.Context(), w.names.Container+"-reap")
+		reapMarked(t.Context(), cl)
+		_, errW := volumeLabels(t.Context(), cl, w.names.WorkVolume)
+		_, errT := volumeLabels(t.Context(), cl, w.names.ToolsVolume)
+		_, errM := cl.InspectContainer(t.Context(), w.names.Container+"-reap")
 		// A marker that never ran is started, and removed once it has.
-		_, errF := cl.inspectContainer(t.Context(), forged)
+		_, errF := cl.InspectContainer(t.Context(), forged)
 		if errors.Is(errW, ErrNotFound) && errors.Is(errT, ErrNotFound) && errors.Is(errM, ErrNotFound) && errors.Is(errF, ErrNotFound) {
 			break
 		}
@@ -195,7 +195,7 @@ func TestLiveDetachedRemovalIsReaped(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if _, err := cl.volumeLabels(t.Context(), otherNames.WorkVolume); err != nil {
+	if _, err := volumeLabels(t.Context(), cl, otherNames.WorkVolume); err != nil {
 		t.Errorf("a forged marker removed another run's volume: %v", err)
 	}
 	assertGone(t, cl, cfg, false)
@@ -212,7 +212,7 @@ func assertMeasurerHasNoCapability(t *testing.T, w *Workspace) {
 	if m == nil {
 		t.Fatal("no measurer")
 	}
-	info, err := w.cl.inspectContainer(t.Context(), m.id)
+	info, err := liveClient(t).api.ContainerInspect(t.Context(), m.id)
 	if err != nil || info.State == nil || info.State.Pid == 0 {
 		t.Fatalf("inspect the measurer: %+v, %v", info.State, err)
 	}

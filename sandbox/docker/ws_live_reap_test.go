@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
 // runInVolume runs script with /bin/sh as user in a container of the
@@ -16,23 +15,23 @@ import (
 func runInVolume(t *testing.T, cl *Client, imageID, vol, user, script string) {
 	t.Helper()
 	ctx := t.Context()
-	spec := containerSpec{
-		Config: &container.Config{Image: imageID, User: user, Entrypoint: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=" + pathEnvValue}},
-		Host:   &container.HostConfig{NetworkMode: "none", Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: vol, Target: workDir}}},
+	spec := daemon.ContainerSpec{
+		Image: imageID, User: user, Entrypoint: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=" + pathEnvValue},
+		Network: "none", Mounts: []daemon.Mount{{Volume: vol, Target: workDir}},
 	}
-	id, err := cl.createContainer(ctx, "", spec)
+	id, err := cl.CreateContainer(ctx, "", spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
 		cctx, cancel := cleanupCtx(t)
 		defer cancel()
-		_ = cl.removeContainer(cctx, id)
+		_ = cl.RemoveContainer(cctx, id)
 	}()
-	if err := cl.start(ctx, id); err != nil {
+	if err := cl.StartContainer(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if code, err := cl.waitStoppedWithin(ctx, id, 2*time.Minute); err != nil || code != 0 {
+	if code, err := cl.WaitStopped(ctx, id, 2*time.Minute); err != nil || code != 0 {
 		t.Fatalf("%q as %s: exit %d, %v", script, user, code, err)
 	}
 }
@@ -44,49 +43,49 @@ func runInVolume(t *testing.T, cl *Client, imageID, vol, user, script string) {
 // until it can.
 func TestLiveReapMarkerEmptiesWithoutAGlob(t *testing.T) {
 	cl := liveClient(t)
-	img, err := cl.inspectImage(t.Context(), liveImage)
+	img, err := cl.InspectImage(t.Context(), liveImage)
 	if err != nil {
 		t.Fatal(err)
 	}
 	slug := newSlug(t)
 	n, _ := namesFor(slug)
 	labels := labelsFor(slug, t.TempDir())
-	if err := cl.createVolume(t.Context(), n.WorkVolume, labels); err != nil {
+	if err := cl.CreateVolume(t.Context(), n.WorkVolume, labels); err != nil {
 		t.Fatal(err)
 	}
 	marker := n.Container + "-reap"
 	t.Cleanup(func() {
 		ctx, cancel := cleanupCtx(t)
 		defer cancel()
-		_ = cl.removeContainer(ctx, marker)
-		_ = cl.removeVolume(ctx, n.WorkVolume)
+		_ = cl.RemoveContainer(ctx, marker)
+		_ = removeVolume(ctx, cl, n.WorkVolume)
 	})
-	runInVolume(t, cl, img.id, n.WorkVolume, "0:0", "chown 1000:1000 /work")
-	runInVolume(t, cl, img.id, n.WorkVolume, userSpec(), `cd /work && p=$(printf 'n%.0s' $(seq 195)) && i=0 &&
+	runInVolume(t, cl, img.ID, n.WorkVolume, "0:0", "chown 1000:1000 /work")
+	runInVolume(t, cl, img.ID, n.WorkVolume, userSpec(), `cd /work && p=$(printf 'n%.0s' $(seq 195)) && i=0 &&
 		while [ $i -lt 5000 ]; do i=$((i+1)); : > "$p$i" || exit 1; done &&
 		mkdir -p locked/deeper && echo x > locked/deeper/f && chmod 000 locked/deeper locked && mkdir .hidden && touch .hidden/.f`)
 	// Something the worker cannot delete: a directory of root's.
-	runInVolume(t, cl, img.id, n.WorkVolume, "0:0", "mkdir /work/roots && touch /work/roots/f")
+	runInVolume(t, cl, img.ID, n.WorkVolume, "0:0", "mkdir /work/roots && touch /work/roots/f")
 
-	id, err := cl.createContainer(t.Context(), marker, reapMarkerSpec(img.id, labels, []string{n.WorkVolume}, n.WorkVolume))
+	id, err := cl.CreateContainer(t.Context(), marker, reapMarkerSpec(img.ID, labels, []string{n.WorkVolume}, n.WorkVolume))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.start(t.Context(), id); err != nil {
+	if err := cl.StartContainer(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
-	if code, err := cl.waitStoppedWithin(t.Context(), id, 2*time.Minute); err != nil || code == 0 {
+	if code, err := cl.WaitStopped(t.Context(), id, 2*time.Minute); err != nil || code == 0 {
 		t.Fatalf("a marker that could not empty its volume exited %d, %v; want a failure", code, err)
 	}
-	first, err := cl.inspectContainer(t.Context(), marker)
+	first, err := cl.api.ContainerInspect(t.Context(), marker)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl.ReapMarked(t.Context())
-	if _, err := cl.volumeLabels(t.Context(), n.WorkVolume); err != nil {
+	reapMarked(t.Context(), cl)
+	if _, err := volumeLabels(t.Context(), cl, n.WorkVolume); err != nil {
 		t.Fatalf("the volume went with its marker's work undone: %v", err)
 	}
-	again, err := cl.inspectContainer(t.Context(), marker)
+	again, err := cl.api.ContainerInspect(t.Context(), marker)
 	if err != nil {
 		t.Fatalf("the failed marker was removed: %v", err)
 	}
@@ -94,22 +93,22 @@ func TestLiveReapMarkerEmptiesWithoutAGlob(t *testing.T) {
 		t.Fatalf("the failed marker was not started again: %+v", again.State)
 	}
 	// Once what was in the way is gone, the next reaper finishes the job.
-	if _, err := cl.waitStoppedWithin(t.Context(), id, 2*time.Minute); err != nil {
+	if _, err := cl.WaitStopped(t.Context(), id, 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	runInVolume(t, cl, img.id, n.WorkVolume, "0:0", "rm -rf /work/roots")
+	runInVolume(t, cl, img.ID, n.WorkVolume, "0:0", "rm -rf /work/roots")
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		cl.ReapMarked(t.Context())
-		_, errV := cl.volumeLabels(t.Context(), n.WorkVolume)
-		_, errM := cl.inspectContainer(t.Context(), marker)
+		reapMarked(t.Context(), cl)
+		_, errV := volumeLabels(t.Context(), cl, n.WorkVolume)
+		_, errM := cl.InspectContainer(t.Context(), marker)
 		if errors.Is(errV, ErrNotFound) && errors.Is(errM, ErrNotFound) {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after two minutes: volume %v, marker %v", errV, errM)
 		}
-		if _, err := cl.waitStoppedWithin(t.Context(), id, 2*time.Minute); err != nil && !errors.Is(err, ErrNotFound) {
+		if _, err := cl.WaitStopped(t.Context(), id, 2*time.Minute); err != nil && !errors.Is(err, ErrNotFound) {
 			t.Fatal(err)
 		}
 	}

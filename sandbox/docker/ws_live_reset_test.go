@@ -74,7 +74,7 @@ func TestLiveTimeoutAndReset(t *testing.T) {
 	// A process that escapes the command's group and the server's reaping
 	// is not possible to leave behind; the container then holds only the
 	// server.
-	procs, err := w.cl.top(ctx, w.sess.id)
+	procs, err := w.eng.Top(ctx, w.sess.id)
 	if err != nil || !onlyServer(procs) {
 		t.Errorf("processes after bash: %q, %v", procs, err)
 	}
@@ -109,11 +109,11 @@ func TestLiveStrayOutsideServer(t *testing.T) {
 	w.mu.Lock()
 	id := w.sess.id
 	w.mu.Unlock()
-	exec, err := w.cl.api.ContainerExecCreate(ctx, id, containertypes.ExecOptions{Cmd: []string{"sleep", "600"}})
+	exec, err := liveClient(t).api.ContainerExecCreate(ctx, id, containertypes.ExecOptions{Cmd: []string{"sleep", "600"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.cl.api.ContainerExecStart(ctx, exec.ID, containertypes.ExecStartOptions{Detach: true}); err != nil {
+	if err := liveClient(t).api.ContainerExecStart(ctx, exec.ID, containertypes.ExecStartOptions{Detach: true}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -139,7 +139,7 @@ func TestLiveStrayOutsideServer(t *testing.T) {
 	w.mu.Lock()
 	newID := w.sess.id
 	w.mu.Unlock()
-	procs, err := w.cl.top(ctx, newID)
+	procs, err := w.eng.Top(ctx, newID)
 	if err != nil || !onlyServer(procs) {
 		t.Errorf("processes in the new container: %q, %v", procs, err)
 	}
@@ -338,13 +338,13 @@ func TestLivePreflight(t *testing.T) {
 		t.Errorf("missing image: %v", err)
 	}
 	names, _ := namesFor(slug)
-	if err := cl.createVolume(t.Context(), names.WorkVolume, map[string]string{labelRun: slug}); err != nil {
+	if err := cl.CreateVolume(t.Context(), names.WorkVolume, map[string]string{labelRun: slug}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := cleanupCtx(t)
 		defer cancel()
-		if err := cl.removeVolume(ctx, names.WorkVolume); err != nil {
+		if err := removeVolume(ctx, cl, names.WorkVolume); err != nil {
 			t.Errorf("remove %s: %v", names.WorkVolume, err)
 		}
 	})
@@ -384,9 +384,9 @@ func TestLiveContainerDiesWithProcess(t *testing.T) {
 	t.Cleanup(func() {
 		ctx, cancel := cleanupCtx(t)
 		defer cancel()
-		_ = cl.removeContainer(ctx, names.Container)
-		_ = cl.removeVolume(ctx, names.WorkVolume)
-		_ = cl.removeVolume(ctx, names.ToolsVolume)
+		_ = cl.RemoveContainer(ctx, names.Container)
+		_ = removeVolume(ctx, cl, names.WorkVolume)
+		_ = removeVolume(ctx, cl, names.ToolsVolume)
 	})
 	killed := time.Now()
 	if err := cmd.Process.Kill(); err != nil {
@@ -394,7 +394,7 @@ func TestLiveContainerDiesWithProcess(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	for {
-		info, err := cl.inspectContainer(t.Context(), names.Container)
+		info, err := cl.InspectContainer(t.Context(), names.Container)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -64,7 +64,7 @@ func TestLiveExportVolume(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(r.worktree, "b.txt")); !os.IsNotExist(err) {
 		t.Errorf("b.txt came back: %v", err)
 	}
-	if _, err := w.cl.volumeLabels(t.Context(), ve.Volume); err == nil {
+	if _, err := volumeLabels(t.Context(), w.eng, ve.Volume); err == nil {
 		t.Error("the volume is still there after the export")
 	}
 	if _, err := ExportVolume(t.Context(), ve); err == nil || !strings.Contains(err.Error(), "does not exist") {

@@ -35,7 +35,7 @@ func openStored(t *testing.T, limits sandbox.Limits) *Workspace {
 	if w.currentMeasurer() != nil {
 		t.Error("a measuring sidecar runs although the kernel holds the size")
 	}
-	if _, err := w.cl.inspectContainer(t.Context(), w.names.Measurer); err == nil {
+	if _, err := w.eng.InspectContainer(t.Context(), w.names.Measurer); err == nil {
 		t.Error("a measuring sidecar exists although the kernel holds the size")
 	}
 	return w

@@ -286,15 +286,15 @@ func assertGone(t testing.TB, cl *Client, cfg WorkspaceConfig, keepWork bool) {
 	}
 	for _, c := range list {
 		t.Errorf("container %v left after Close", c.Names)
-		_ = cl.removeContainer(ctx, c.ID)
+		_ = cl.RemoveContainer(ctx, c.ID)
 	}
 	names, _ := namesFor(cfg.Slug)
 	for _, v := range []string{names.WorkVolume, names.ToolsVolume} {
-		if _, err := cl.volumeLabels(ctx, v); err == nil {
+		if _, err := volumeLabels(ctx, cl, v); err == nil {
 			if v != names.WorkVolume || !keepWork {
 				t.Errorf("volume %s left after Close", v)
 			}
-			_ = cl.removeVolume(ctx, v)
+			_ = removeVolume(ctx, cl, v)
 		}
 	}
 	// The work volume's file system goes with it, whatever happened.

@@ -49,7 +49,7 @@ func (c *carriedSource) askedFor() []string {
 // is asked for the image's own architecture.
 func TestLiveCarriedToolbox(t *testing.T) {
 	cl := liveClient(t)
-	img, err := cl.inspectImage(t.Context(), liveImage)
+	img, err := cl.InspectImage(t.Context(), liveImage)
 	if err != nil {
 		t.Fatalf("inspect %s: %v", liveImage, err)
 	}
@@ -67,9 +67,9 @@ func TestLiveCarriedToolbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	removeToolboxAtEnd(t, v)
-	src := &carriedSource{dir: carried.New(fstest.MapFS{"dirtywork-linux-" + img.arch: {Data: build, Mode: 0o755}})}
-	if _, ok := src.dir.Binary(img.arch); !ok {
-		t.Fatalf("package carried does not take the real linux/%s build", img.arch)
+	src := &carriedSource{dir: carried.New(fstest.MapFS{"dirtywork-linux-" + img.Arch: {Data: build, Mode: 0o755}})}
+	if _, ok := src.dir.Binary(img.Arch); !ok {
+		t.Fatalf("package carried does not take the real linux/%s build", img.Arch)
 	}
 
 	slug := newSlug(t)
@@ -81,7 +81,7 @@ func TestLiveCarriedToolbox(t *testing.T) {
 		t.Fatalf("Preflight: %v", err)
 	}
 	w := openLive(t, cfg)
-	if got, want := src.askedFor(), []string{img.arch, img.arch}; !slices.Equal(got, want) {
+	if got, want := src.askedFor(), []string{img.Arch, img.Arch}; !slices.Equal(got, want) {
 		t.Errorf("preflight and open asked for %q, want %q (the image's architecture)", got, want)
 	}
 
@@ -102,7 +102,7 @@ func TestLiveCarriedToolbox(t *testing.T) {
 // anything is created, naming the architecture.
 func TestLiveCarriedToolboxMissing(t *testing.T) {
 	cl := liveClient(t)
-	img, err := cl.inspectImage(t.Context(), liveImage)
+	img, err := cl.InspectImage(t.Context(), liveImage)
 	if err != nil {
 		t.Fatalf("inspect %s: %v", liveImage, err)
 	}
@@ -111,8 +111,8 @@ func TestLiveCarriedToolboxMissing(t *testing.T) {
 	cfg := liveConfig(slug, newLiveRepo(t, slug, map[string]string{"a.txt": "x\n"}))
 	cfg.Toolbox = src.toolbox
 	err = Preflight(t.Context(), cfg)
-	if !errors.Is(err, ErrNoToolbox) || !strings.Contains(err.Error(), "linux/"+img.arch) {
-		t.Fatalf("Preflight: %v, want ErrNoToolbox naming linux/%s", err, img.arch)
+	if !errors.Is(err, ErrNoToolbox) || !strings.Contains(err.Error(), "linux/"+img.Arch) {
+		t.Fatalf("Preflight: %v, want ErrNoToolbox naming linux/%s", err, img.Arch)
 	}
 	if _, err := Open(t.Context(), cfg); !errors.Is(err, ErrNoToolbox) {
 		t.Fatalf("Open: %v, want ErrNoToolbox", err)

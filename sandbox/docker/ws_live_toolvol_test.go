@@ -53,7 +53,7 @@ func removeToolboxAtEnd(t *testing.T, v toolboxVolume) {
 		if list := fillContainers(t, cl, v); len(list) > 0 {
 			t.Errorf("fill containers left: %v", list)
 			for _, id := range list {
-				_ = cl.removeContainer(ctx, id)
+				_ = cl.RemoveContainer(ctx, id)
 			}
 		}
 		if err := cl.api.VolumeRemove(ctx, v.name, false); err != nil && !strings.Contains(err.Error(), "no such volume") {
@@ -82,7 +82,7 @@ func fillContainers(t *testing.T, cl *Client, v toolboxVolume) []string {
 // there.
 func toolboxLabel(t *testing.T, cl *Client, v toolboxVolume) string {
 	t.Helper()
-	labels, err := cl.volumeLabels(t.Context(), v.name)
+	labels, err := volumeLabels(t.Context(), cl, v.name)
 	if errors.Is(err, ErrNotFound) {
 		return ""
 	}
@@ -185,19 +185,19 @@ func plantToolbox(t *testing.T, v toolboxVolume, label bool, entries ...[]upload
 	if label {
 		labels[labelToolbox] = v.key
 	}
-	if err := cl.createVolume(ctx, v.name, labels); err != nil {
+	if err := cl.CreateVolume(ctx, v.name, labels); err != nil {
 		t.Fatal(err)
 	}
-	img, err := cl.inspectImage(ctx, liveImage)
+	img, err := cl.InspectImage(ctx, liveImage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &Workspace{cl: cl}
-	id, err := cl.createContainer(ctx, v.name+"-plant", fillSpec(v, img.id))
+	w := &Workspace{eng: cl}
+	id, err := cl.CreateContainer(ctx, v.name+"-plant", fillSpec(v, img.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cl.removeContainer(ctx, id) }()
+	defer func() { _ = cl.RemoveContainer(ctx, id) }()
 	for _, e := range entries {
 		if err := w.uploadEntries(ctx, id, toolboxDir, e); err != nil {
 			t.Fatal(err)
@@ -256,16 +256,16 @@ func TestLiveAbandonedFillIsTakenOver(t *testing.T) {
 	if err := dead.Run(); err != nil {
 		t.Fatal(err)
 	}
-	img, err := cl.inspectImage(t.Context(), liveImage)
+	img, err := cl.InspectImage(t.Context(), liveImage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := fillSpec(v, img.id)
-	spec.Config.Labels[labelFillPID] = strconv.Itoa(dead.Process.Pid)
-	if err := cl.createVolume(t.Context(), v.name, map[string]string{labelToolbox: v.key}); err != nil {
+	spec := fillSpec(v, img.ID)
+	spec.Labels[labelFillPID] = strconv.Itoa(dead.Process.Pid)
+	if err := cl.CreateVolume(t.Context(), v.name, map[string]string{labelToolbox: v.key}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cl.createContainer(t.Context(), v.fillName(), spec); err != nil {
+	if _, err := cl.CreateContainer(t.Context(), v.fillName(), spec); err != nil {
 		t.Fatal(err)
 	}
 	w := openToolboxRun(t, src)

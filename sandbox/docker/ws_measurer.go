@@ -3,13 +3,10 @@ package docker
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/pkg/stdcopy"
-
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 	"github.com/dirtywork/dirtywork/sandbox/toolbox"
 )
 
@@ -58,14 +55,14 @@ const (
 // user may read (root); the sidecar works for every daemon, remote ones
 // included, and replaces the daemon's disk-usage walk over every volume
 // (`system df`), which took seconds and failed on long paths.
-func measurerSpec(n objectNames, imageID string, labels map[string]string) containerSpec {
+func measurerSpec(n objectNames, imageID string, labels map[string]string) daemon.ContainerSpec {
 	return sidecar{
 		imageID: imageID, user: userSpec(), network: "none",
 		cmd:    []string{"toolbox", "-root", workDir, "-measure-only"},
 		labels: labels, memory: measurerMemory, pids: measurerPids,
-		mounts: []mount.Mount{
-			{Type: mount.TypeVolume, Source: n.WorkVolume, Target: workDir, ReadOnly: true},
-			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir, ReadOnly: true},
+		mounts: []daemon.Mount{
+			{Volume: n.WorkVolume, Target: workDir, ReadOnly: true},
+			{Volume: n.ToolsVolume, Target: toolsDir, ReadOnly: true},
 			n.Toolbox.mount(),
 		},
 	}.spec()
@@ -79,7 +76,7 @@ func (w *Workspace) startMeasurer(ctx context.Context) (_ *session, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{id: id, log: &cappedLog{max: maxServerLog}, demuxed: make(chan struct{})}
+	s := &session{id: id, log: &cappedLog{max: maxServerLog}}
 	defer func() {
 		if err != nil {
 			w.discardSession(s)
@@ -131,29 +128,21 @@ func (w *Workspace) currentMeasurer() *session {
 	return w.meas
 }
 
-// attachAndStart attaches to the created container s.id, starts it and
-// speaks to its tool server through s.tb. Attaching before the start
+// attachAndStart attaches to the created container s.id (its stderr into
+// s.log), starts it and speaks to its tool server through s.tb. Attaching before the start
 // loses not a byte of the server's output, and its stdin is ours from its
 // first instant.
 func (w *Workspace) attachAndStart(ctx context.Context, s *session) error {
-	var err error
-	s.hijack, err = w.cl.attach(ctx, s.id)
+	stream, err := w.eng.Attach(ctx, s.id, s.log)
 	if err != nil {
-		close(s.demuxed)
 		return err
 	}
-	if err := w.cl.start(ctx, s.id); err != nil {
-		s.hijack.Close()
-		close(s.demuxed)
+	if err := w.eng.StartContainer(ctx, s.id); err != nil {
+		_ = stream.Close()
 		return err
 	}
-	pr, pw := io.Pipe()
-	go func() {
-		defer close(s.demuxed)
-		_, err := stdcopy.StdCopy(pw, s.log, s.hijack.Reader)
-		_ = pw.CloseWithError(err) // nil: end of stream for the client
-	}()
-	s.tb = toolbox.NewClient(pr, attachStdin{&s.hijack})
+	s.stream = stream
+	s.tb = toolbox.NewClient(serverStdout{stream}, serverStdin{stream})
 	return nil
 }
 

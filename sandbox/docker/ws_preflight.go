@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
 // ErrImageMissing: the worker image is not on the daemon. Nothing is ever
@@ -49,7 +51,7 @@ func Preflight(ctx context.Context, cfg WorkspaceConfig) error {
 		}
 		return fmt.Errorf("%w: %w (start Docker, or use --sandbox none)", ErrDaemonUnreachable, err)
 	}
-	img, err := cl.inspectImage(ctx, cfg.Image)
+	img, err := cl.InspectImage(ctx, cfg.Image)
 	if err != nil {
 		return imageError(cfg.Image, err)
 	}
@@ -61,7 +63,7 @@ func Preflight(ctx context.Context, cfg WorkspaceConfig) error {
 			return err
 		}
 	}
-	if cl.Endpoint().isLocal() && cfg.MinFreeMB > 0 {
+	if cl.Local() && cfg.MinFreeMB > 0 {
 		return checkFreeSpace(ctx, cl, cfg.MinFreeMB)
 	}
 	return nil
@@ -82,13 +84,13 @@ func imageError(image string, err error) error {
 // (S-10): they are never removed here, the message says how to. The
 // daemon is asked about every name at once; the first name taken, in
 // order, is the one reported.
-func checkNamesFree(ctx context.Context, cl *Client, n objectNames) error {
+func checkNamesFree(ctx context.Context, eng daemon.Engine, n objectNames) error {
 	type check struct {
 		kind, name, remove string
 		look               func(context.Context, string) error
 	}
-	inspect := func(ctx context.Context, name string) error { _, err := cl.inspectContainer(ctx, name); return err }
-	labels := func(ctx context.Context, name string) error { _, err := cl.volumeLabels(ctx, name); return err }
+	inspect := func(ctx context.Context, name string) error { _, err := eng.InspectContainer(ctx, name); return err }
+	labels := func(ctx context.Context, name string) error { _, err := eng.InspectVolume(ctx, name); return err }
 	checks := []check{
 		{"container", n.Container, "docker rm -f", inspect},
 		{"container", n.Setup, "docker rm -f", inspect},
@@ -119,8 +121,8 @@ func (e Endpoint) isLocal() bool {
 }
 
 // dockerRoot is the local daemon's storage directory.
-func dockerRoot(ctx context.Context, cl *Client) (string, error) {
-	root, err := cl.dockerRoot(ctx)
+func dockerRoot(ctx context.Context, eng daemon.Engine) (string, error) {
+	root, err := eng.DockerRoot(ctx)
 	if err == nil && root == "" {
 		root = "/"
 	}
@@ -138,8 +140,8 @@ func freeMB(path string) (int64, error) {
 
 // checkFreeSpace refuses when the daemon's storage has less than floorMB
 // free.
-func checkFreeSpace(ctx context.Context, cl *Client, floorMB int) error {
-	root, err := dockerRoot(ctx, cl)
+func checkFreeSpace(ctx context.Context, eng daemon.Engine, floorMB int) error {
+	root, err := dockerRoot(ctx, eng)
 	if err != nil {
 		return err
 	}

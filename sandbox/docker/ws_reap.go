@@ -6,8 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
 // A reap marker is a container labelled LabelReap whose value names the
@@ -37,26 +36,20 @@ const emptyScript = `chmod -R u+rwX /work 2>/dev/null; find /work -mindepth 1 -d
 
 // reapMarkerSpec is the marker for vols of the run labelled by labels; it
 // empties work, when work is not "".
-func reapMarkerSpec(imageID string, labels map[string]string, vols []string, work string) containerSpec {
-	l := map[string]string{LabelReap: strings.Join(vols, ",")}
+func reapMarkerSpec(imageID string, labels map[string]string, vols []string, work string) daemon.ContainerSpec {
+	l := map[string]string{daemon.LabelReap: strings.Join(vols, ",")}
 	for k, v := range labels {
 		l[k] = v
 	}
-	noInit := false
-	pids := int64(64)
-	spec := containerSpec{
-		Config: &container.Config{
-			Image: imageID, Entrypoint: []string{"/bin/true"}, Labels: l, User: userSpec(),
-			Env: []string{"PATH=" + pathEnvValue},
-		},
-		Host: &container.HostConfig{
-			NetworkMode: "none", ReadonlyRootfs: true, CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"},
-			Init: &noInit, Resources: container.Resources{Memory: measurerMemory, MemorySwap: measurerMemory, PidsLimit: &pids},
-		},
+	spec := daemon.ContainerSpec{
+		Image: imageID, Entrypoint: []string{"/bin/true"}, Labels: l, User: userSpec(),
+		Env:     []string{"PATH=" + pathEnvValue},
+		Network: "none", ReadOnlyRoot: true, CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"},
+		Init: false, Memory: measurerMemory, PidsLimit: 64,
 	}
 	if work != "" {
-		spec.Config.Entrypoint = []string{"/bin/sh", "-c", emptyScript}
-		spec.Host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: work, Target: workDir}}
+		spec.Entrypoint = []string{"/bin/sh", "-c", emptyScript}
+		spec.Mounts = []daemon.Mount{{Volume: work, Target: workDir}}
 	}
 	return spec
 }
@@ -70,15 +63,15 @@ func (w *Workspace) removeDetached(ctx context.Context, vols []string) error {
 		work = w.names.WorkVolume
 	}
 	marker := w.names.Container + "-reap"
-	id, err := w.cl.createContainer(ctx, marker, reapMarkerSpec(w.imageID, w.labels, vols, work))
+	id, err := w.eng.CreateContainer(ctx, marker, reapMarkerSpec(w.imageID, w.labels, vols, work))
 	if err == nil {
-		err = w.cl.start(ctx, id)
+		err = w.eng.StartContainer(ctx, id)
 	}
 	if err == nil {
 		return nil
 	}
 	if id != "" {
-		_ = w.cl.removeContainer(ctx, id)
+		_ = w.eng.RemoveContainer(ctx, id)
 	}
 	for _, v := range vols {
 		if err := w.removeOwnVolume(ctx, v); err != nil {
@@ -88,46 +81,36 @@ func (w *Workspace) removeDetached(ctx context.Context, vols []string) error {
 	return nil
 }
 
-// ReapMarked finishes the removals reap markers stand for: a marker that
+// reapMarked finishes the removals reap markers stand for: a marker that
 // has exited 0 is removed, then each volume it names that carries its
 // dirtywork.run label (never another run's). A marker still emptying its
 // volume is left for later; one that exited otherwise (or never ran) is
 // started again, and the next reaper looks again; errors are left for the
 // next reaper.
-func (c *Client) ReapMarked(ctx context.Context) {
-	list, err := c.listContainers(ctx, LabelReap)
+func reapMarked(ctx context.Context, eng daemon.Engine) {
+	list, err := eng.ListContainers(ctx, daemon.LabelReap)
 	if err != nil {
 		return
 	}
 	for _, m := range list {
-		if m.State == "running" || m.State == "restarting" {
+		if m.State.Status == "running" || m.State.Status == "restarting" {
 			continue
 		}
-		if done, err := c.markerDone(ctx, m.ID); err != nil || !done {
-			_ = c.start(ctx, m.ID)
+		// Done: it exited, and with 0.
+		if info, err := eng.InspectContainer(ctx, m.ID); err != nil || !info.State.Succeeded() {
+			_ = eng.StartContainer(ctx, m.ID)
 			continue
 		}
 		slug := m.Labels[labelRun]
-		if c.removeContainer(ctx, m.ID) != nil {
+		if eng.RemoveContainer(ctx, m.ID) != nil {
 			continue
 		}
-		for _, v := range strings.Split(m.Labels[LabelReap], ",") {
-			labels, err := c.volumeLabels(ctx, v)
+		for _, v := range strings.Split(m.Labels[daemon.LabelReap], ",") {
+			labels, err := volumeLabels(ctx, eng, v)
 			if err != nil || slug == "" || labels[labelRun] != slug {
 				continue // gone, unreadable, or not the marker's run: never removed on its word
 			}
-			_ = c.removeVolume(ctx, v)
+			_ = removeVolume(ctx, eng, v)
 		}
 	}
-}
-
-// markerDone reports whether the reap marker id has done its work: it
-// exited, and with 0.
-func (c *Client) markerDone(ctx context.Context, id string) (bool, error) {
-	info, err := c.inspectContainer(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	st := info.State
-	return st != nil && st.Status == "exited" && st.ExitCode == 0, nil
 }

@@ -54,7 +54,7 @@ func (w *Workspace) goneReason() string {
 	if s != nil && !oom {
 		ctx, cancel := context.WithTimeout(context.Background(), QueryTimeout)
 		defer cancel()
-		if info, err := w.cl.inspectContainer(ctx, s.id); err == nil && info.State != nil {
+		if info, err := w.eng.InspectContainer(ctx, s.id); err == nil && info.State.Status != "" {
 			oom = oom || info.State.OOMKilled
 			died = died || !info.State.Running
 		} else if errors.Is(err, ErrNotFound) {

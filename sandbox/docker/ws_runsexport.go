@@ -7,10 +7,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/docker/docker/api/types/mount"
-
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 )
 
@@ -54,14 +53,14 @@ func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, 
 	if err != nil {
 		return fin, err
 	}
-	cl := w.cl
-	defer func() { _ = cl.Close() }() // idle connections only
+	eng := w.eng
+	defer func() { _ = eng.Close() }() // idle connections only
 	l, err := limitsOf(w.cfg)
 	if err != nil {
 		return fin, err
 	}
-	spec := exportSpec(w.names, img.id, w.labels, l)
-	id, err := cl.createContainer(ctx, w.names.Container, spec)
+	spec := exportSpec(w.names, img.ID, w.labels, l)
+	id, err := eng.CreateContainer(ctx, w.names.Container, spec)
 	if err != nil {
 		fin.ExportStatus = "export_failed: docker create " + w.names.Container + " failed: " + err.Error()
 		return fin, nil
@@ -69,7 +68,7 @@ func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, 
 	err = w.exportWithStatus(ctx, &fin)
 	cctx, cancel := cleanupContext()
 	defer cancel()
-	_ = cl.removeContainer(cctx, id) // labelled: `runs clean` finds a leftover
+	_ = eng.RemoveContainer(cctx, id) // labelled: `runs clean` finds a leftover
 	if err != nil || fin.ExportStatus != "ok" {
 		return fin, err
 	}
@@ -78,7 +77,7 @@ func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, 
 		// holding the volume) and its tools volume: the run is over, so
 		// they go, if they are this run's.
 		w.removeLeftoverWorker(cctx, cfg.Slug)
-		if err := cl.removeVolume(cctx, cfg.Volume); err != nil {
+		if err := removeVolume(cctx, eng, cfg.Volume); err != nil {
 			return fin, fmt.Errorf("exported, but the volume stays: %w", err)
 		}
 	}
@@ -89,21 +88,21 @@ func ExportVolume(ctx context.Context, cfg VolumeExport) (sandbox.Finalization, 
 // volume works through, once the volume is known to be the run's, the
 // image is there and the volume can be mounted; the caller closes its
 // client.
-func volumeWorkspace(ctx context.Context, cfg VolumeExport) (*Workspace, imageFacts, error) {
+func volumeWorkspace(ctx context.Context, cfg VolumeExport) (*Workspace, daemon.Image, error) {
 	names, err := namesFor(cfg.Slug)
 	if err != nil {
-		return nil, imageFacts{}, err
+		return nil, daemon.Image{}, err
 	}
 	names.Container += "-export"
 	cl, err := Connect()
 	if err != nil {
-		return nil, imageFacts{}, err
+		return nil, daemon.Image{}, err
 	}
-	fail := func(err error) (*Workspace, imageFacts, error) {
+	fail := func(err error) (*Workspace, daemon.Image, error) {
 		_ = cl.Close() // idle connections only
-		return nil, imageFacts{}, err
+		return nil, daemon.Image{}, err
 	}
-	labels, err := cl.volumeLabels(ctx, cfg.Volume)
+	labels, err := volumeLabels(ctx, cl, cfg.Volume)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return fail(fmt.Errorf("%w: %s", ErrVolumeMissing, cfg.Volume))
@@ -112,11 +111,11 @@ func volumeWorkspace(ctx context.Context, cfg VolumeExport) (*Workspace, imageFa
 	case labels[labelRun] != cfg.Slug:
 		return fail(fmt.Errorf("%w: %s is labelled %s=%q", ErrVolumeForeign, cfg.Volume, labelRun, labels[labelRun]))
 	}
-	img, err := cl.inspectImage(ctx, cfg.Image)
+	img, err := cl.InspectImage(ctx, cfg.Image)
 	if err != nil {
 		return fail(imageError(cfg.Image, err))
 	}
-	if err := cl.ensureVolumeStore(cfg.Volume); err != nil {
+	if err := ensureVolumeStore(cfg.Volume); err != nil {
 		return fail(err)
 	}
 	names.WorkVolume = cfg.Volume
@@ -125,7 +124,7 @@ func volumeWorkspace(ctx context.Context, cfg VolumeExport) (*Workspace, imageFa
 			Slug: cfg.Slug, RepoRoot: cfg.RepoRoot, Worktree: cfg.Worktree, BaseCommit: cfg.BaseCommit,
 			RunDir: cfg.RunDir, Image: cfg.Image, MaxPatchMB: cfg.MaxPatchMB, Limits: cfg.Limits,
 		},
-		cl: cl, git: gitops.New(), names: names, labels: labelsFor(cfg.Slug, cfg.RepoRoot),
+		eng: cl, git: gitops.New(), names: names, labels: labelsFor(cfg.Slug, cfg.RepoRoot),
 	}, img, nil
 }
 
@@ -161,7 +160,7 @@ func SalvageVolume(ctx context.Context, cfg VolumeExport) (VolumeSalvage, error)
 	if err != nil {
 		return out, err
 	}
-	defer func() { _ = w.cl.Close() }() // idle connections only
+	defer func() { _ = w.eng.Close() }() // idle connections only
 	base, err := baseTree(ctx, w.git, cfg.RepoRoot, cfg.BaseCommit)
 	if err != nil {
 		return out, err
@@ -178,13 +177,13 @@ func SalvageVolume(ctx context.Context, cfg VolumeExport) (VolumeSalvage, error)
 	if err != nil {
 		return out, err
 	}
-	id, err := w.cl.createContainer(ctx, w.names.Container, exportSpec(w.names, img.id, w.labels, l))
+	id, err := w.eng.CreateContainer(ctx, w.names.Container, exportSpec(w.names, img.ID, w.labels, l))
 	if err != nil {
 		return out, err
 	}
 	cctx, cancel := cleanupContext()
 	defer cancel()
-	defer func() { _ = w.cl.removeContainer(cctx, id) }() // labelled: `runs clean` finds a leftover
+	defer func() { _ = w.eng.RemoveContainer(cctx, id) }() // labelled: `runs clean` finds a leftover
 	caps := export.Caps{MaxFiles: cfg.Limits.MaxEntries, MaxBytes: cfg.Limits.MaxBytes}
 	pr, pw := io.Pipe()
 	type salvaged struct {
@@ -200,7 +199,7 @@ func SalvageVolume(ctx context.Context, cfg VolumeExport) (VolumeSalvage, error)
 		done <- s
 	}()
 	var dropped []string
-	dlErr := w.cl.download(ctx, id, workDir, func(r io.Reader) error { return rebaseArchive(r, pw, &dropped) })
+	dlErr := w.eng.Download(ctx, id, workDir, func(r io.Reader) error { return rebaseArchive(r, pw, &dropped) })
 	if dlErr != nil {
 		_ = pw.CloseWithError(dlErr)
 	} else {
@@ -231,24 +230,24 @@ func (w *Workspace) removeLeftoverWorker(ctx context.Context, slug string) {
 		return
 	}
 	for _, name := range []string{names.Container, names.Measurer} {
-		if info, err := w.cl.inspectContainer(ctx, name); err == nil && info.Config != nil && info.Config.Labels[labelRun] == slug {
-			_ = w.cl.removeContainer(ctx, info.ID) // the volume's removal says if it stays in use
+		if info, err := w.eng.InspectContainer(ctx, name); err == nil && info.Labels[labelRun] == slug {
+			_ = w.eng.RemoveContainer(ctx, info.ID) // the volume's removal says if it stays in use
 		}
 	}
-	if labels, err := w.cl.volumeLabels(ctx, names.ToolsVolume); err == nil && labels[labelRun] == slug {
-		_ = w.cl.removeVolume(ctx, names.ToolsVolume)
+	if labels, err := volumeLabels(ctx, w.eng, names.ToolsVolume); err == nil && labels[labelRun] == slug {
+		_ = removeVolume(ctx, w.eng, names.ToolsVolume)
 	}
 }
 
 // exportSpec is the export container: the worker's lockdown, never any
 // network, the work volume read-only and nothing else mounted; it is only
 // created, never started, so its command never runs.
-func exportSpec(n objectNames, imageID string, labels map[string]string, l limits) containerSpec {
+func exportSpec(n objectNames, imageID string, labels map[string]string, l limits) daemon.ContainerSpec {
 	s := workerSpec(n, imageID, labels, l, false)
-	s.Config.Entrypoint = []string{"/bin/true"}
-	s.Config.Cmd = nil
-	s.Config.OpenStdin, s.Config.StdinOnce, s.Config.AttachStdin = false, false, false
-	s.Host.Mounts = []mount.Mount{{Type: mount.TypeVolume, Source: n.WorkVolume, Target: workDir, ReadOnly: true}}
+	s.Entrypoint = []string{"/bin/true"}
+	s.Cmd = nil
+	s.Stdin = false
+	s.Mounts = []daemon.Mount{{Volume: n.WorkVolume, Target: workDir, ReadOnly: true}}
 	return s
 }
 
@@ -271,7 +270,7 @@ func CheckExportLane(ctx context.Context, repoRoot, baseCommit, worktree string)
 // back the volume's tree directory is not there, and the volume fails to
 // mount rather than showing an empty tree. A measured volume has nothing
 // to ensure.
-func (c *Client) ensureVolumeStore(name string) error {
+func ensureVolumeStore(name string) error {
 	dir, err := StoreDir()
 	if err != nil {
 		return nil //nolint:nilerr // no store directory: a measured volume

@@ -32,7 +32,7 @@ func (w *Workspace) seedVolume(ctx context.Context, id string) error {
 	defer func() { _ = root.Close() }() // read-only
 	pr, pw := io.Pipe()
 	go func() { _ = pw.CloseWithError(writeSeed(pw, root, w.cfg.Limits.MaxBytes, w.cfg.Limits.MaxEntries)) }()
-	err = w.cl.upload(ctx, id, workDir, pr)
+	err = w.eng.Upload(ctx, id, workDir, pr)
 	_ = pr.CloseWithError(errors.New("upload ended")) // stops the writer if the daemon stopped reading
 	if err != nil {
 		return fmt.Errorf("resume seed: %w", err)

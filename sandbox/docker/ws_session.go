@@ -7,9 +7,8 @@ import (
 	"io"
 	"sync"
 
-	"github.com/docker/docker/api/types"
-
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 	"github.com/dirtywork/dirtywork/sandbox/toolbox"
 )
 
@@ -21,10 +20,8 @@ const maxServerLog = 64 << 10
 type session struct {
 	id     string
 	tb     *toolbox.Client
-	hijack types.HijackedResponse
+	stream daemon.Stream // nil until attached and started
 	log    *cappedLog
-	// demuxed is closed when the attached stream ended.
-	demuxed chan struct{}
 }
 
 // startSession creates, fills (first only), attaches to and starts a
@@ -44,7 +41,7 @@ func (w *Workspace) startSession(ctx context.Context, first bool) (_ *session, e
 		return nil, err
 	}
 	w.cfg.trace("create")
-	s := &session{id: id, log: &cappedLog{max: maxServerLog}, demuxed: make(chan struct{})}
+	s := &session{id: id, log: &cappedLog{max: maxServerLog}}
 	defer func() {
 		if err != nil {
 			w.discardSession(s)
@@ -228,7 +225,7 @@ func (w *Workspace) uploadTools(ctx context.Context, id string) error {
 func (w *Workspace) uploadEntries(ctx context.Context, id, dir string, entries []uploadEntry) error {
 	pr, pw := io.Pipe()
 	go func() { _ = pw.CloseWithError(writeUpload(pw, entries)) }()
-	err := w.cl.upload(ctx, id, dir, pr)
+	err := w.eng.Upload(ctx, id, dir, pr)
 	_ = pr.CloseWithError(errors.New("upload ended")) // stops the writer if the daemon stopped reading
 	return err
 }
@@ -240,14 +237,14 @@ func (w *Workspace) uploadEntries(ctx context.Context, id, dir string, entries [
 func (w *Workspace) discardSession(s *session) {
 	ctx, cancel := cleanupContext()
 	defer cancel()
-	_ = w.cl.kill(ctx, s.id)
+	_ = w.eng.KillContainer(ctx, s.id)
 	if s.tb != nil {
 		_ = s.tb.Close()
 	}
-	if s.hijack.Conn != nil {
-		s.hijack.Close()
+	if s.stream != nil {
+		_ = s.stream.Close()
 	}
-	_ = w.cl.removeContainer(ctx, s.id)
+	_ = w.eng.RemoveContainer(ctx, s.id)
 }
 
 // cleanupContext is a context for cleanup that must run even when the
@@ -256,14 +253,20 @@ func cleanupContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), LifecycleTimeout)
 }
 
-// attachStdin is the write side of the attached stream: the tool server's
-// stdin. Closing it half-closes the connection, which (StdinOnce) closes
-// the container's stdin and so ends the server.
-type attachStdin struct{ h *types.HijackedResponse }
+// serverStdout and serverStdin are an attached stream's two directions as
+// the toolbox client takes them, each closed on its own: closing stdout
+// stops reading it (a reader stuck on a silent server returns), closing
+// stdin half-closes the connection, which closes the container's stdin
+// and so ends the server.
+type (
+	serverStdout struct{ s daemon.Stream }
+	serverStdin  struct{ s daemon.Stream }
+)
 
-func (a attachStdin) Write(p []byte) (int, error) { return a.h.Conn.Write(p) }
-
-func (a attachStdin) Close() error { return a.h.CloseWrite() }
+func (o serverStdout) Read(p []byte) (int, error) { return o.s.Read(p) }
+func (o serverStdout) Close() error               { return o.s.CloseRead() }
+func (i serverStdin) Write(p []byte) (int, error) { return i.s.Write(p) }
+func (i serverStdin) Close() error                { return i.s.CloseWrite() }
 
 // cappedLog keeps the first max bytes written to it.
 type cappedLog struct {

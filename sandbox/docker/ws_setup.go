@@ -30,19 +30,19 @@ func (w *Workspace) runSetup(ctx context.Context) error {
 	defer func() {
 		cctx, cancel := cleanupContext()
 		defer cancel()
-		_ = w.cl.removeContainer(cctx, id) // Close retries by label
+		_ = w.eng.RemoveContainer(cctx, id) // Close retries by label
 	}()
-	if err := w.cl.start(ctx, id); err != nil {
+	if err := w.eng.StartContainer(ctx, id); err != nil {
 		return err
 	}
-	code, waitErr := w.cl.waitStoppedWithin(ctx, id, setupTimeout)
+	code, waitErr := w.eng.WaitStopped(ctx, id, setupTimeout)
 	if waitErr != nil {
 		cctx, cancel := cleanupContext()
-		_ = w.cl.kill(cctx, id)
+		_ = w.eng.KillContainer(cctx, id)
 		cancel()
 	}
 	out := &cappedLog{max: maxSetupOutput}
-	logErr := w.cl.logs(ctx, id, out)
+	logErr := w.eng.Logs(ctx, id, out)
 	var exit *int
 	if waitErr == nil {
 		c := int(code)

@@ -6,10 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
-
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 	"github.com/dirtywork/dirtywork/sandbox/egress"
 )
 
@@ -78,12 +76,6 @@ func limitsOf(cfg WorkspaceConfig) (limits, error) {
 	return l, nil
 }
 
-// containerSpec is what one container is created from.
-type containerSpec struct {
-	Config *container.Config
-	Host   *container.HostConfig
-}
-
 // sidecar is what one of a run's helper containers (the measurer, the
 // egress proxy) is made of: the tool server's entrypoint with cmd, as
 // user, on network, within memory and pids, with mounts. Everything else
@@ -95,41 +87,29 @@ type sidecar struct {
 	cmd                    []string
 	labels                 map[string]string
 	memory, pids           int64
-	mounts                 []mount.Mount
+	mounts                 []daemon.Mount
 }
 
 // spec is the sidecar's container.
-func (sc sidecar) spec() containerSpec {
-	noInit := false
-	pids := sc.pids
-	return containerSpec{
-		Config: &container.Config{
-			Image:        sc.imageID,
-			User:         sc.user,
-			Env:          []string{"PATH=" + pathEnvValue, "LANG=C.UTF-8"},
-			Entrypoint:   []string{toolboxPath},
-			Cmd:          sc.cmd,
-			Labels:       sc.labels,
-			OpenStdin:    true,
-			StdinOnce:    true,
-			AttachStdin:  true,
-			AttachStdout: true,
-			AttachStderr: true,
-		},
-		Host: &container.HostConfig{
-			NetworkMode:    container.NetworkMode(sc.network),
-			ReadonlyRootfs: true,
-			CapDrop:        []string{"ALL"},
-			SecurityOpt:    []string{"no-new-privileges"},
-			Init:           &noInit,
-			Resources: container.Resources{
-				Memory:     sc.memory,
-				MemorySwap: sc.memory,
-				NanoCPUs:   1e9,
-				PidsLimit:  &pids,
-			},
-			Mounts: sc.mounts,
-		},
+func (sc sidecar) spec() daemon.ContainerSpec {
+	return daemon.ContainerSpec{
+		Image:        sc.imageID,
+		User:         sc.user,
+		Env:          []string{"PATH=" + pathEnvValue, "LANG=C.UTF-8"},
+		Entrypoint:   []string{toolboxPath},
+		Cmd:          sc.cmd,
+		Labels:       sc.labels,
+		Stdin:        true,
+		Output:       true,
+		Network:      sc.network,
+		ReadOnlyRoot: true,
+		CapDrop:      []string{"ALL"},
+		SecurityOpt:  []string{"no-new-privileges"},
+		Init:         false,
+		Memory:       sc.memory,
+		NanoCPUs:     1e9,
+		PidsLimit:    sc.pids,
+		Mounts:       sc.mounts,
 	}
 }
 
@@ -175,54 +155,45 @@ func tmpfsOpts(size string) string {
 // The container never has a network: with allowNetwork the tool server
 // forwards 127.0.0.1:3128 to the egress proxy's socket in the tools volume
 // (ws_egress.go), and the proxy variables point every command there.
-func workerSpec(n objectNames, imageID string, labels map[string]string, l limits, allowNetwork bool) containerSpec {
-	noInit := false
-	pids := l.PidsLimit
-	cfg := &container.Config{
-		Image:        imageID,
-		User:         userSpec(),
-		Env:          workerEnv(),
-		Entrypoint:   []string{toolboxPath},
-		Cmd:          []string{"toolbox", "-root", workDir},
-		Labels:       labels,
-		OpenStdin:    true,
-		StdinOnce:    true,
-		AttachStdin:  true,
-		AttachStdout: true,
-		AttachStderr: true,
-		// No WorkingDir (S-15): the server runs commands in /work itself.
-	}
-	host := &container.HostConfig{
-		NetworkMode:    "none",
-		ReadonlyRootfs: true,
-		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges"},
-		Init:           &noInit,
-		Resources: container.Resources{
-			Memory:     l.MemoryBytes,
-			MemorySwap: l.MemoryBytes,
-			NanoCPUs:   int64(l.CPUs * 1e9),
-			PidsLimit:  &pids,
-		},
+func workerSpec(n objectNames, imageID string, labels map[string]string, l limits, allowNetwork bool) daemon.ContainerSpec {
+	s := daemon.ContainerSpec{
+		Image:      imageID,
+		User:       userSpec(),
+		Env:        workerEnv(),
+		Entrypoint: []string{toolboxPath},
+		Cmd:        []string{"toolbox", "-root", workDir},
+		Labels:     labels,
+		Stdin:      true,
+		Output:     true,
+		// No working directory (S-15): the server runs commands in /work
+		// itself.
+		Network:      "none",
+		ReadOnlyRoot: true,
+		CapDrop:      []string{"ALL"},
+		SecurityOpt:  []string{"no-new-privileges"},
+		Init:         false,
+		Memory:       l.MemoryBytes,
+		NanoCPUs:     int64(l.CPUs * 1e9),
+		PidsLimit:    l.PidsLimit,
 		Tmpfs: map[string]string{
 			"/tmp":  "rw,exec,size=" + strconv.FormatInt(l.TmpBytes, 10) + ",mode=1777",
 			gitDir:  tmpfsOpts(strconv.FormatInt(l.GitdirBytes, 10)),
 			homeDir: tmpfsOpts(homeSize),
 		},
-		Mounts: []mount.Mount{
-			{Type: mount.TypeVolume, Source: n.WorkVolume, Target: workDir},
+		Mounts: []daemon.Mount{
+			{Volume: n.WorkVolume, Target: workDir},
 			// Writable only so that the daemon can upload into it; its
 			// files and directories are root's and read-only, and the
 			// worker has no capability to override that.
-			{Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir},
+			{Volume: n.ToolsVolume, Target: toolsDir},
 			n.Toolbox.mount(),
 		},
 	}
 	if allowNetwork {
-		cfg.Cmd = append(cfg.Cmd, egressArgs()...)
-		cfg.Env = append(cfg.Env, egress.Env(egress.ListenAddr)...)
+		s.Cmd = append(s.Cmd, egressArgs()...)
+		s.Env = append(s.Env, egress.Env(egress.ListenAddr)...)
 	}
-	return containerSpec{Config: cfg, Host: host}
+	return s
 }
 
 // setupSpec is the --setup container: the worker's limits and lockdown,
@@ -231,29 +202,28 @@ func workerSpec(n objectNames, imageID string, labels map[string]string, l limit
 // and nothing else: no network of its own, the command run under
 // `dirtywork __egress run`, which forwards 127.0.0.1:3128 to the proxy's
 // socket, and the proxy variables set.
-func setupSpec(n objectNames, imageID string, labels map[string]string, l limits, command string) containerSpec {
+func setupSpec(n objectNames, imageID string, labels map[string]string, l limits, command string) daemon.ContainerSpec {
 	s := workerSpec(n, imageID, labels, l, false)
-	s.Config.Entrypoint = []string{
+	s.Entrypoint = []string{
 		toolboxPath, "__egress", "run", "-socket", egressSocket, "-listen", egress.ListenAddr, "--",
 		"/bin/bash", "-c", `cd /work && exec /bin/bash -c "$1"`, "bash", command,
 	}
-	s.Config.Cmd = nil
-	s.Config.OpenStdin, s.Config.StdinOnce, s.Config.AttachStdin = false, false, false
+	s.Cmd = nil
+	s.Stdin = false
 	// No stream to guard here, and bash is no init: docker's reaps.
-	withInit := true
-	s.Host.Init = &withInit
-	env := make([]string, 0, len(s.Config.Env))
-	for _, kv := range s.Config.Env {
+	s.Init = true
+	env := make([]string, 0, len(s.Env))
+	for _, kv := range s.Env {
 		// The git dir is the worker container's tmpfs; setup has none.
 		if !strings.HasPrefix(kv, "GIT_DIR=") && !strings.HasPrefix(kv, "GIT_WORK_TREE=") {
 			env = append(env, kv)
 		}
 	}
-	s.Config.Env = append(env, egress.Env(egress.ListenAddr)...)
+	s.Env = append(env, egress.Env(egress.ListenAddr)...)
 	// The tree, and the tools read-only: the forwarder's binary and the
 	// proxy's socket.
-	s.Host.Mounts = []mount.Mount{
-		s.Host.Mounts[0], {Type: mount.TypeVolume, Source: n.ToolsVolume, Target: toolsDir, ReadOnly: true}, n.Toolbox.mount(),
+	s.Mounts = []daemon.Mount{
+		s.Mounts[0], {Volume: n.ToolsVolume, Target: toolsDir, ReadOnly: true}, n.Toolbox.mount(),
 	}
 	return s
 }

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docker/docker/api/types/mount"
-
 	"github.com/dirtywork/dirtywork/sandbox/egress"
 )
 
@@ -33,68 +31,58 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 	labels := labelsFor("run-1", t.TempDir())
 	for _, allow := range []bool{false, true} {
 		s := workerSpec(n, "sha256:abc", labels, l, allow)
-		c, h := s.Config, s.Host
 		// The network, when allowed, is the egress proxy's, reached
 		// through the tool server's forwarder: never a network of the
 		// container's own.
-		if h.NetworkMode != "none" {
-			t.Errorf("allow %v: network %q, want none", allow, h.NetworkMode)
+		if s.Network != "none" {
+			t.Errorf("allow %v: network %q, want none", allow, s.Network)
 		}
 		wantCmd := []string{"toolbox", "-root", "/work"}
 		if allow {
 			wantCmd = append(wantCmd, "-egress-socket", "/opt/dirtywork/egress/proxy.sock", "-egress-listen", "127.0.0.1:3128")
 		}
-		if !slices.Equal(c.Cmd, wantCmd) || slices.Contains(c.Env, "HTTPS_PROXY=http://127.0.0.1:3128") != allow {
-			t.Errorf("allow %v: command %q, env %q", allow, c.Cmd, c.Env)
+		if !slices.Equal(s.Cmd, wantCmd) || slices.Contains(s.Env, "HTTPS_PROXY=http://127.0.0.1:3128") != allow {
+			t.Errorf("allow %v: command %q, env %q", allow, s.Cmd, s.Env)
 		}
-		if !h.ReadonlyRootfs || !slices.Equal(h.CapDrop, []string{"ALL"}) || len(h.CapAdd) != 0 || h.Privileged {
-			t.Errorf("rootfs read-only %v, cap-drop %q, cap-add %q, privileged %v", h.ReadonlyRootfs, h.CapDrop, h.CapAdd, h.Privileged)
+		if !s.ReadOnlyRoot || !slices.Equal(s.CapDrop, []string{"ALL"}) {
+			t.Errorf("rootfs read-only %v, cap-drop %q", s.ReadOnlyRoot, s.CapDrop)
 		}
-		if !slices.Contains(h.SecurityOpt, "no-new-privileges") {
-			t.Errorf("security options %q lack no-new-privileges", h.SecurityOpt)
+		if !slices.Contains(s.SecurityOpt, "no-new-privileges") {
+			t.Errorf("security options %q lack no-new-privileges", s.SecurityOpt)
 		}
-		if len(h.Binds) != 0 || len(h.VolumesFrom) != 0 {
-			t.Errorf("binds %q, volumes-from %q", h.Binds, h.VolumesFrom)
+		if len(s.Mounts) != 3 {
+			t.Fatalf("mounts %+v", s.Mounts)
 		}
-		if len(h.Mounts) != 3 {
-			t.Fatalf("mounts %+v", h.Mounts)
-		}
-		for _, m := range h.Mounts {
-			if m.Type != mount.TypeVolume {
-				t.Errorf("mount at %s is %s, want a volume", m.Target, m.Type)
-			}
-		}
-		if h.Mounts[0].Source != "dw-run-1-work" || h.Mounts[0].Target != "/work" ||
-			h.Mounts[1].Source != "dw-run-1-tools" || h.Mounts[1].Target != "/opt/dirtywork" {
-			t.Errorf("mounts %+v", h.Mounts)
+		if s.Mounts[0].Volume != "dw-run-1-work" || s.Mounts[0].Target != "/work" ||
+			s.Mounts[1].Volume != "dw-run-1-tools" || s.Mounts[1].Target != "/opt/dirtywork" {
+			t.Errorf("mounts %+v", s.Mounts)
 		}
 		// The tool server's volume is shared by the runs of a build: never
 		// writable, and never filled from the image.
-		if tb := h.Mounts[2]; tb.Source != n.Toolbox.name || tb.Target != "/opt/dirtywork-bin" || !tb.ReadOnly ||
-			tb.VolumeOptions == nil || !tb.VolumeOptions.NoCopy {
+		if tb := s.Mounts[2]; tb.Volume != n.Toolbox.name || tb.Target != "/opt/dirtywork-bin" || !tb.ReadOnly || !tb.NoCopy {
 			t.Errorf("toolbox mount %+v", tb)
 		}
-		if h.Memory != 2<<30 || h.MemorySwap != 2<<30 || h.NanoCPUs != 1.5e9 || h.PidsLimit == nil || *h.PidsLimit != 512 {
-			t.Errorf("limits: memory %d swap %d cpus %d pids %v", h.Memory, h.MemorySwap, h.NanoCPUs, h.PidsLimit)
+		if s.Memory != 2<<30 || s.NanoCPUs != 1.5e9 || s.PidsLimit != 512 {
+			t.Errorf("limits: memory %d cpus %d pids %d", s.Memory, s.NanoCPUs, s.PidsLimit)
 		}
-		if h.Tmpfs["/tmp"] != "rw,exec,size=104857600,mode=1777" || h.Tmpfs["/gitdir"] != "rw,size=67108864,mode=0700,uid=1000,gid=1000" ||
-			h.Tmpfs["/home/worker"] != "rw,size=256m,mode=0700,uid=1000,gid=1000" {
-			t.Errorf("tmpfs %q", h.Tmpfs)
+		if s.Tmpfs["/tmp"] != "rw,exec,size=104857600,mode=1777" || s.Tmpfs["/gitdir"] != "rw,size=67108864,mode=0700,uid=1000,gid=1000" ||
+			s.Tmpfs["/home/worker"] != "rw,size=256m,mode=0700,uid=1000,gid=1000" {
+			t.Errorf("tmpfs %q", s.Tmpfs)
 		}
-		if h.Init == nil || *h.Init || !c.OpenStdin || !c.StdinOnce || !c.AttachStdin || c.Tty {
-			t.Errorf("tether: init %v open-stdin %v stdin-once %v attach-stdin %v tty %v", h.Init, c.OpenStdin, c.StdinOnce, c.AttachStdin, c.Tty)
+		if s.Init || !s.Stdin || !s.Output {
+			t.Errorf("tether: init %v stdin %v output %v", s.Init, s.Stdin, s.Output)
 		}
-		if c.User != "1000:1000" || c.WorkingDir != "" || c.Image != "sha256:abc" {
-			t.Errorf("user %q workdir %q image %q", c.User, c.WorkingDir, c.Image)
+		if s.User != "1000:1000" || s.Image != "sha256:abc" {
+			t.Errorf("user %q image %q", s.User, s.Image)
 		}
-		if !slices.Equal(c.Entrypoint, []string{"/opt/dirtywork-bin/dirtywork"}) {
-			t.Errorf("command %q %q", c.Entrypoint, c.Cmd)
+		if !slices.Equal(s.Entrypoint, []string{"/opt/dirtywork-bin/dirtywork"}) {
+			t.Errorf("command %q %q", s.Entrypoint, s.Cmd)
 		}
-		if c.Labels["dirtywork.run"] != "run-1" || len(c.Labels["dirtywork.repo"]) != 64 {
-			t.Errorf("labels %q", c.Labels)
+		if s.Labels["dirtywork.run"] != "run-1" || len(s.Labels["dirtywork.repo"]) != 64 {
+			t.Errorf("labels %q", s.Labels)
 		}
-		if !slices.Contains(c.Env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin") || !slices.Contains(c.Env, "GIT_DIR=/gitdir") {
-			t.Errorf("env %q", c.Env)
+		if !slices.Contains(s.Env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin") || !slices.Contains(s.Env, "GIT_DIR=/gitdir") {
+			t.Errorf("env %q", s.Env)
 		}
 	}
 }
@@ -105,16 +93,15 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 func TestMeasurerSpecHasNoCapability(t *testing.T) {
 	n, _ := namesFor("run-1")
 	s := measurerSpec(n, "sha256:abc", labelsFor("run-1", t.TempDir()))
-	c, h := s.Config, s.Host
-	if c.User != "1000:1000" || len(h.CapAdd) != 0 || !slices.Equal(h.CapDrop, []string{"ALL"}) || h.Privileged {
-		t.Errorf("user %q, cap-add %q, cap-drop %q, privileged %v", c.User, h.CapAdd, h.CapDrop, h.Privileged)
+	if s.User != "1000:1000" || !slices.Equal(s.CapDrop, []string{"ALL"}) {
+		t.Errorf("user %q, cap-drop %q", s.User, s.CapDrop)
 	}
-	if h.NetworkMode != "none" || !h.ReadonlyRootfs || !slices.Contains(h.SecurityOpt, "no-new-privileges") {
-		t.Errorf("network %q, read-only root %v, security %q", h.NetworkMode, h.ReadonlyRootfs, h.SecurityOpt)
+	if s.Network != "none" || !s.ReadOnlyRoot || !slices.Contains(s.SecurityOpt, "no-new-privileges") {
+		t.Errorf("network %q, read-only root %v, security %q", s.Network, s.ReadOnlyRoot, s.SecurityOpt)
 	}
-	for _, m := range h.Mounts {
-		if !m.ReadOnly || m.Type != mount.TypeVolume {
-			t.Errorf("mount %+v is not a read-only volume", m)
+	for _, m := range s.Mounts {
+		if !m.ReadOnly {
+			t.Errorf("mount %+v is not read-only", m)
 		}
 	}
 }
@@ -123,31 +110,31 @@ func TestSetupSpecHasOnlyTheProxyAndNoGitDir(t *testing.T) {
 	n, _ := namesFor("run-1")
 	l, _ := limitsOf(WorkspaceConfig{})
 	s := setupSpec(n, "sha256:abc", map[string]string{}, l, "make deps")
-	if s.Host.NetworkMode != "none" || !s.Host.ReadonlyRootfs || !slices.Equal(s.Host.CapDrop, []string{"ALL"}) {
-		t.Errorf("setup host config %+v", s.Host)
+	if s.Network != "none" || !s.ReadOnlyRoot || !slices.Equal(s.CapDrop, []string{"ALL"}) {
+		t.Errorf("setup spec %+v", s)
 	}
-	if len(s.Host.Mounts) != 3 || s.Host.Mounts[0].Target != "/work" || s.Host.Mounts[0].Type != mount.TypeVolume ||
-		s.Host.Mounts[1].Target != "/opt/dirtywork" || !s.Host.Mounts[1].ReadOnly ||
-		s.Host.Mounts[2].Target != "/opt/dirtywork-bin" || !s.Host.Mounts[2].ReadOnly {
-		t.Errorf("setup mounts %+v", s.Host.Mounts)
+	if len(s.Mounts) != 3 || s.Mounts[0].Target != "/work" ||
+		s.Mounts[1].Target != "/opt/dirtywork" || !s.Mounts[1].ReadOnly ||
+		s.Mounts[2].Target != "/opt/dirtywork-bin" || !s.Mounts[2].ReadOnly {
+		t.Errorf("setup mounts %+v", s.Mounts)
 	}
-	if !slices.Equal(s.Config.Entrypoint[:8], []string{toolboxPath, "__egress", "run", "-socket", "/opt/dirtywork/egress/proxy.sock", "-listen", "127.0.0.1:3128", "--"}) ||
-		!slices.Contains(s.Config.Env, "HTTP_PROXY=http://127.0.0.1:3128") {
-		t.Errorf("setup command %q, env %q", s.Config.Entrypoint, s.Config.Env)
+	if !slices.Equal(s.Entrypoint[:8], []string{toolboxPath, "__egress", "run", "-socket", "/opt/dirtywork/egress/proxy.sock", "-listen", "127.0.0.1:3128", "--"}) ||
+		!slices.Contains(s.Env, "HTTP_PROXY=http://127.0.0.1:3128") {
+		t.Errorf("setup command %q, env %q", s.Entrypoint, s.Env)
 	}
-	if s.Host.Init == nil || !*s.Host.Init {
+	if !s.Init {
 		t.Error("the setup container has no init: its bash would be pid 1")
 	}
-	if s.Config.OpenStdin || s.Config.Entrypoint[len(s.Config.Entrypoint)-1] != "make deps" {
-		t.Errorf("setup config %+v", s.Config)
+	if s.Stdin || s.Entrypoint[len(s.Entrypoint)-1] != "make deps" {
+		t.Errorf("setup spec %+v", s)
 	}
-	for _, kv := range s.Config.Env {
+	for _, kv := range s.Env {
 		if strings.HasPrefix(kv, "GIT_DIR=") || strings.HasPrefix(kv, "GIT_WORK_TREE=") {
 			t.Errorf("setup env has %q", kv)
 		}
 	}
 	// The worker's spec is not changed by making the setup's.
-	if w := workerSpec(n, "x", nil, l, false); len(w.Host.Mounts) != 3 || w.Host.Mounts[1].ReadOnly || w.Config.Entrypoint[0] != toolboxPath {
+	if w := workerSpec(n, "x", nil, l, false); len(w.Mounts) != 3 || w.Mounts[1].ReadOnly || w.Entrypoint[0] != toolboxPath {
 		t.Errorf("worker spec after setup spec: %+v", w)
 	}
 }
@@ -156,26 +143,22 @@ func TestEgressSpecLocksTheSidecarDown(t *testing.T) {
 	n, _ := namesFor("run-1")
 	allow, _ := egress.ParseRules("registry.npmjs.org,*.crates.io:443")
 	s := egressSpec(n, "sha256:abc", map[string]string{"dirtywork.run": "run-1"}, allow, []netip.Addr{netip.MustParseAddr("192.0.2.2")})
-	c, h := s.Config, s.Host
-	if h.NetworkMode != "bridge" || !h.ReadonlyRootfs || !slices.Equal(h.CapDrop, []string{"ALL"}) || len(h.CapAdd) != 0 ||
-		!slices.Contains(h.SecurityOpt, "no-new-privileges") || h.PidsLimit == nil || *h.PidsLimit != egressPids || h.Memory != egressMemory {
-		t.Errorf("sidecar host config %+v", h)
+	if s.Network != "bridge" || !s.ReadOnlyRoot || !slices.Equal(s.CapDrop, []string{"ALL"}) ||
+		!slices.Contains(s.SecurityOpt, "no-new-privileges") || s.PidsLimit != egressPids || s.Memory != egressMemory {
+		t.Errorf("sidecar spec %+v", s)
 	}
-	if len(h.PortBindings) != 0 || len(c.ExposedPorts) != 0 {
-		t.Errorf("the sidecar publishes ports: %v %v", h.PortBindings, c.ExposedPorts)
-	}
-	if c.User != "65534:65534" || c.Labels["dirtywork.run"] != "run-1" || !c.OpenStdin || !c.StdinOnce {
-		t.Errorf("sidecar config %+v", c)
+	if s.User != "65534:65534" || s.Labels["dirtywork.run"] != "run-1" || !s.Stdin {
+		t.Errorf("sidecar spec %+v", s)
 	}
 	want := []string{"__egress", "proxy", "-socket", "/opt/dirtywork/egress/proxy.sock", "-allow", "registry.npmjs.org,*.crates.io:443", "-deny-addr", "192.0.2.2"}
-	if !slices.Equal(c.Entrypoint, []string{toolboxPath}) || !slices.Equal(c.Cmd, want) {
-		t.Errorf("sidecar command %q %q", c.Entrypoint, c.Cmd)
+	if !slices.Equal(s.Entrypoint, []string{toolboxPath}) || !slices.Equal(s.Cmd, want) {
+		t.Errorf("sidecar command %q %q", s.Entrypoint, s.Cmd)
 	}
 	// Its socket goes into the run's tools volume; the tool server's
 	// volume is read-only to it.
-	if len(h.Mounts) != 2 || h.Mounts[0].Source != "dw-run-1-tools" || h.Mounts[0].Target != toolsDir ||
-		h.Mounts[1].Target != toolboxDir || !h.Mounts[1].ReadOnly {
-		t.Errorf("sidecar mounts %+v", h.Mounts)
+	if len(s.Mounts) != 2 || s.Mounts[0].Volume != "dw-run-1-tools" || s.Mounts[0].Target != toolsDir ||
+		s.Mounts[1].Target != toolboxDir || !s.Mounts[1].ReadOnly {
+		t.Errorf("sidecar mounts %+v", s.Mounts)
 	}
 	if e := egressDirEntry(); e.Name != "egress/" || e.UID != egressUID || e.Mode != 0o755 {
 		t.Errorf("the sidecar's directory %+v", e)
@@ -198,14 +181,14 @@ func TestLimitsRefuseNonsense(t *testing.T) {
 	if err != nil || l.MemoryBytes != 3<<29 || l.TmpBytes != 4<<30 || l.GitdirBytes != 512<<20 {
 		t.Errorf("docker forms: %+v, %v", l, err)
 	}
-	if h := workerSpec(objectNames{}, "img", nil, l, false).Host; h.Tmpfs["/tmp"] != "rw,exec,size=4294967296,mode=1777" {
-		t.Errorf("tmpfs /tmp options %q", h.Tmpfs["/tmp"])
+	if s := workerSpec(objectNames{}, "img", nil, l, false); s.Tmpfs["/tmp"] != "rw,exec,size=4294967296,mode=1777" {
+		t.Errorf("tmpfs /tmp options %q", s.Tmpfs["/tmp"])
 	}
 	// --pids-limit reaches the container.
 	l, err = limitsOf(WorkspaceConfig{PidsLimit: 64})
 	n, _ := namesFor("run-1")
-	if s := workerSpec(n, "x", nil, l, false); err != nil || s.Host.PidsLimit == nil || *s.Host.PidsLimit != 64 {
-		t.Errorf("pids limit 64: %v, %v", s.Host.PidsLimit, err)
+	if s := workerSpec(n, "x", nil, l, false); err != nil || s.PidsLimit != 64 {
+		t.Errorf("pids limit 64: %v, %v", s.PidsLimit, err)
 	}
 	if _, err := namesFor("bad/slug"); err == nil {
 		t.Error("a slug with a slash was accepted")

@@ -3,6 +3,8 @@ package docker
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
 // ErrNoToolbox: there is no tool server for the worker image's platform,
@@ -27,18 +29,18 @@ type ToolboxSource func(goarch string) (Toolbox, error)
 
 // imageToolbox is the tool server for img, asked of cfg.Toolbox with the
 // image's architecture. Every refusal names the image and its platform.
-func imageToolbox(cfg WorkspaceConfig, img imageFacts) (Toolbox, error) {
-	platform := "linux/" + img.arch
+func imageToolbox(cfg WorkspaceConfig, img daemon.Image) (Toolbox, error) {
+	platform := "linux/" + img.Arch
 	switch {
-	case img.os != "" && img.os != "linux":
+	case img.OS != "" && img.OS != "linux":
 		return Toolbox{}, fmt.Errorf("%w: image %s is for %s/%s, and the tool server runs on Linux only",
-			ErrNoToolbox, cfg.Image, img.os, img.arch)
-	case img.arch == "":
+			ErrNoToolbox, cfg.Image, img.OS, img.Arch)
+	case img.Arch == "":
 		return Toolbox{}, fmt.Errorf("%w: the docker daemon reports no architecture for image %s", ErrNoToolbox, cfg.Image)
 	case cfg.Toolbox == nil:
 		return Toolbox{}, fmt.Errorf("%w: none is configured for image %s (%s)", ErrNoToolbox, cfg.Image, platform)
 	}
-	tb, err := cfg.Toolbox(img.arch)
+	tb, err := cfg.Toolbox(img.Arch)
 	if err != nil {
 		return Toolbox{}, fmt.Errorf("tool server for image %s (%s): %w", cfg.Image, platform, err)
 	}

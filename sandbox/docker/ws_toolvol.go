@@ -14,8 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
 // The tool server lives in a volume shared by every run of the same build
@@ -115,11 +114,8 @@ func (v toolboxVolume) fillName() string { return v.name + "-fill" }
 
 // mount is the toolbox volume's mount: read-only, and never filled from
 // the image (an empty volume stays empty, and fails the check).
-func (v toolboxVolume) mount() mount.Mount {
-	return mount.Mount{
-		Type: mount.TypeVolume, Source: v.name, Target: toolboxDir, ReadOnly: true,
-		VolumeOptions: &mount.VolumeOptions{NoCopy: true},
-	}
+func (v toolboxVolume) mount() daemon.Mount {
+	return daemon.Mount{Volume: v.name, Target: toolboxDir, ReadOnly: true, NoCopy: true}
 }
 
 // errToolboxUnfit is a toolbox volume that fails the check.
@@ -129,7 +125,7 @@ var errToolboxUnfit = errors.New("the tool server volume is not as made")
 // filling it when it does not; whether it holds the tool server is checked
 // by each container that mounts it (checkToolbox).
 func (w *Workspace) ensureToolbox(ctx context.Context) error {
-	labels, err := w.cl.volumeLabels(ctx, w.names.Toolbox.name)
+	labels, err := volumeLabels(ctx, w.eng, w.names.Toolbox.name)
 	switch {
 	case err == nil && labels[labelToolbox] == w.names.Toolbox.key:
 		return nil
@@ -142,9 +138,9 @@ func (w *Workspace) ensureToolbox(ctx context.Context) error {
 // createWorkerContainer creates a container that mounts the toolbox
 // volume and checks the volume through it; a volume that fails the check
 // is filled again and the container made anew, once.
-func (w *Workspace) createWorkerContainer(ctx context.Context, name string, spec containerSpec) (string, error) {
+func (w *Workspace) createWorkerContainer(ctx context.Context, name string, spec daemon.ContainerSpec) (string, error) {
 	for attempt := 0; ; attempt++ {
-		id, err := w.cl.createContainer(ctx, name, spec)
+		id, err := w.eng.CreateContainer(ctx, name, spec)
 		if err != nil {
 			return "", err
 		}
@@ -153,7 +149,7 @@ func (w *Workspace) createWorkerContainer(ctx context.Context, name string, spec
 			return id, nil
 		}
 		rctx, cancel := cleanupContext()
-		rerr := w.cl.removeContainer(rctx, id)
+		rerr := w.eng.RemoveContainer(rctx, id)
 		cancel()
 		if !errors.Is(err, errToolboxUnfit) || attempt > 0 || rerr != nil {
 			return "", err
@@ -180,7 +176,7 @@ func (w *Workspace) checkToolbox(ctx context.Context, id string) error {
 	}
 	errs := make(chan error, 3)
 	go func() {
-		labels, err := w.cl.volumeLabels(ctx, w.names.Toolbox.name)
+		labels, err := volumeLabels(ctx, w.eng, w.names.Toolbox.name)
 		if errors.Is(err, ErrNotFound) {
 			err = fmt.Errorf("%w: volume %s is gone", errToolboxUnfit, w.names.Toolbox.name)
 		}
@@ -208,7 +204,7 @@ func (w *Workspace) checkToolbox(ctx context.Context, id string) error {
 // the files, without mounting the container.
 func (w *Workspace) checkToolboxHere(ctx context.Context) error {
 	v := w.names.Toolbox
-	vol, err := w.cl.inspectVolume(ctx, v.name)
+	vol, err := w.eng.InspectVolume(ctx, v.name)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return fmt.Errorf("%w: volume %s is gone", errToolboxUnfit, v.name)
@@ -253,7 +249,7 @@ func rootOwned(fi os.FileInfo, perm os.FileMode) bool {
 func (w *Workspace) checkToolboxMarker(ctx context.Context, id string) error {
 	var got []byte
 	var hdr *tar.Header
-	err := w.cl.download(ctx, id, toolboxDir+"/"+toolboxMarker, func(r io.Reader) error {
+	err := w.eng.Download(ctx, id, toolboxDir+"/"+toolboxMarker, func(r io.Reader) error {
 		tr := tar.NewReader(r)
 		var err error
 		if hdr, err = tr.Next(); err != nil {
@@ -275,7 +271,7 @@ func (w *Workspace) checkToolboxMarker(ctx context.Context, id string) error {
 
 // checkToolboxBinary checks the tool server's size and mode.
 func (w *Workspace) checkToolboxBinary(ctx context.Context, id string) error {
-	st, err := w.cl.statPath(ctx, id, toolboxPath)
+	st, err := w.eng.StatPath(ctx, id, toolboxPath)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return fmt.Errorf("%w: volume %s holds no tool server", errToolboxUnfit, w.names.Toolbox.name)
@@ -299,14 +295,14 @@ func (w *Workspace) fillToolbox(ctx context.Context) error {
 	poll := time.NewTicker(fillPoll)
 	defer poll.Stop()
 	for {
-		if err := w.cl.createToolboxVolume(ctx, w.names.Toolbox); err != nil {
+		if err := createToolboxVolume(ctx, w.eng, w.names.Toolbox); err != nil {
 			return err
 		}
-		id, err := w.cl.createContainer(ctx, w.names.Toolbox.fillName(), fillSpec(w.names.Toolbox, w.imageID))
+		id, err := w.eng.CreateContainer(ctx, w.names.Toolbox.fillName(), fillSpec(w.names.Toolbox, w.imageID))
 		if err == nil {
 			err = w.fillThrough(ctx, id)
 			rctx, rcancel := cleanupContext()
-			if rerr := w.cl.removeContainer(rctx, id); err == nil {
+			if rerr := w.eng.RemoveContainer(rctx, id); err == nil {
 				err = rerr
 			}
 			rcancel()
@@ -317,7 +313,7 @@ func (w *Workspace) fillToolbox(ctx context.Context) error {
 		}
 		// Another run fills it: wait until its fill container is gone.
 		for {
-			gone, err := w.cl.fillGone(ctx, w.names.Toolbox.fillName())
+			gone, err := fillGone(ctx, w.eng, w.names.Toolbox.fillName())
 			if err != nil {
 				return err
 			}
@@ -346,7 +342,7 @@ func (w *Workspace) fillThrough(ctx context.Context, id string) error {
 	if !errors.Is(err, errToolboxUnfit) {
 		return err
 	}
-	if _, serr := w.cl.statPath(ctx, id, toolboxDir+"/"+toolboxMarker); !errors.Is(serr, ErrNotFound) {
+	if _, serr := w.eng.StatPath(ctx, id, toolboxDir+"/"+toolboxMarker); !errors.Is(serr, ErrNotFound) {
 		// A marker that is there but wrong is no fill's: never
 		// written over.
 		return err
@@ -388,47 +384,41 @@ func markerEntries(key string) []uploadEntry {
 
 // fillSpec is the fill container: created, never started; the toolbox
 // volume mounted writable, and only there.
-func fillSpec(v toolboxVolume, imageID string) containerSpec {
+func fillSpec(v toolboxVolume, imageID string) daemon.ContainerSpec {
 	host, _ := os.Hostname()
-	noInit := false
-	pids := int64(1)
 	m := v.mount()
 	m.ReadOnly = false
-	return containerSpec{
-		Config: &container.Config{
-			Image: imageID, Entrypoint: []string{"/bin/true"}, User: userSpec(),
-			Env: []string{"PATH=" + pathEnvValue},
-			Labels: map[string]string{
-				labelToolbox: v.key, labelFillHost: host, labelFillPID: strconv.Itoa(os.Getpid()),
-			},
+	return daemon.ContainerSpec{
+		Image: imageID, Entrypoint: []string{"/bin/true"}, User: userSpec(),
+		Env: []string{"PATH=" + pathEnvValue},
+		Labels: map[string]string{
+			labelToolbox: v.key, labelFillHost: host, labelFillPID: strconv.Itoa(os.Getpid()),
 		},
-		Host: &container.HostConfig{
-			NetworkMode: "none", ReadonlyRootfs: true, CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"},
-			Init: &noInit, Resources: container.Resources{Memory: measurerMemory, MemorySwap: measurerMemory, PidsLimit: &pids},
-			Mounts: []mount.Mount{m},
-		},
+		Network: "none", ReadOnlyRoot: true, CapDrop: []string{"ALL"}, SecurityOpt: []string{"no-new-privileges"},
+		Init: false, Memory: measurerMemory, PidsLimit: 1,
+		Mounts: []daemon.Mount{m},
 	}
 }
 
 // createToolboxVolume makes the toolbox volume v with its label. A
 // volume of that name without it (made empty by a container's create, or
 // not ours) is removed first, unless in use.
-func (c *Client) createToolboxVolume(ctx context.Context, v toolboxVolume) error {
+func createToolboxVolume(ctx context.Context, eng daemon.Engine, v toolboxVolume) error {
 	for attempt := 0; ; attempt++ {
-		labels, err := c.volumeLabels(ctx, v.name)
+		labels, err := volumeLabels(ctx, eng, v.name)
 		switch {
 		case err == nil && labels[labelToolbox] == v.key:
 			return nil
 		case err == nil && attempt == 0:
-			if err := c.removeUnusedVolume(ctx, v.name); err != nil && !errors.Is(err, ErrNotFound) {
+			if err := eng.RemoveVolume(ctx, v.name, false); err != nil {
 				return fmt.Errorf("volume %s is not the tool server's and cannot be replaced: %w", v.name, err)
 			}
 		case err == nil:
 			return fmt.Errorf("volume %s is not the tool server's (label %s)", v.name, labelToolbox)
-		case !errors.Is(err, ErrNotFound):
+		case !errors.Is(err, daemon.ErrNotFound):
 			return err
 		}
-		if err := c.createVolume(ctx, v.name, map[string]string{labelToolbox: v.key}); err != nil {
+		if err := eng.CreateVolume(ctx, v.name, map[string]string{labelToolbox: v.key}); err != nil {
 			return err
 		}
 	}
@@ -436,25 +426,25 @@ func (c *Client) createToolboxVolume(ctx context.Context, v toolboxVolume) error
 
 // fillGone reports whether the named fill container is gone; one left by
 // a fill that ended without removing it is removed.
-func (c *Client) fillGone(ctx context.Context, name string) (bool, error) {
-	info, err := c.inspectContainer(ctx, name)
-	if errors.Is(err, ErrNotFound) {
+func fillGone(ctx context.Context, eng daemon.Engine, name string) (bool, error) {
+	info, err := eng.InspectContainer(ctx, name)
+	if errors.Is(err, daemon.ErrNotFound) {
 		return true, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	if info.Config == nil || !fillAbandoned(info.Created, info.Config.Labels) {
+	if info.Labels == nil || !fillAbandoned(info.Created, info.Labels) {
 		return false, nil
 	}
-	return true, c.removeContainer(ctx, info.ID)
+	return true, eng.RemoveContainer(ctx, info.ID)
 }
 
 // fillAbandoned reports whether a fill container was left by a fill that
 // no longer runs: its process, on this host, is gone, or it is older than
-// any fill lasts.
-func fillAbandoned(created string, labels map[string]string) bool {
-	if t, err := time.Parse(time.RFC3339Nano, created); err == nil && time.Since(t) > fillStale {
+// any fill lasts (created, when known).
+func fillAbandoned(created time.Time, labels map[string]string) bool {
+	if !created.IsZero() && time.Since(created) > fillStale {
 		return true
 	}
 	host, _ := os.Hostname()
@@ -470,25 +460,25 @@ func fillAbandoned(created string, labels map[string]string) bool {
 // more than toolboxKeep ago that no container uses (the daemon refuses to
 // remove a volume in use). A run that needs a volume removed meanwhile
 // fills it again.
-func (c *Client) reapToolboxes(ctx context.Context, keep string) {
-	if list, err := c.listContainers(ctx, labelToolbox); err == nil {
+func reapToolboxes(ctx context.Context, eng daemon.Engine, keep string) {
+	if list, err := eng.ListContainers(ctx, labelToolbox); err == nil {
 		for _, ct := range list {
-			if fillAbandoned(time.Unix(ct.Created, 0).UTC().Format(time.RFC3339Nano), ct.Labels) {
-				_ = c.removeContainer(ctx, ct.ID)
+			if fillAbandoned(ct.Created, ct.Labels) {
+				_ = eng.RemoveContainer(ctx, ct.ID)
 			}
 		}
 	}
-	vols, err := c.listVolumes(ctx, labelToolbox)
+	vols, err := eng.ListVolumes(ctx, labelToolbox)
 	if err != nil {
 		return
 	}
 	for _, v := range vols {
-		if v == nil || v.Labels[labelToolbox] == keep || !strings.HasPrefix(v.Name, toolboxVolumePrefix) {
+		if v.Labels[labelToolbox] == keep || !strings.HasPrefix(v.Name, toolboxVolumePrefix) {
 			continue
 		}
-		if created, err := time.Parse(time.RFC3339, v.CreatedAt); err != nil || time.Since(created) < toolboxKeep {
+		if v.Created.IsZero() || time.Since(v.Created) < toolboxKeep {
 			continue
 		}
-		_ = c.removeUnusedVolume(ctx, v.Name)
+		_ = eng.RemoveVolume(ctx, v.Name, false)
 	}
 }

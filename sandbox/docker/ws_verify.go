@@ -185,7 +185,7 @@ func (w *Workspace) quarantineArchives(ctx context.Context, id string, dirs []st
 		if err != nil {
 			return err
 		}
-		err = w.cl.download(ctx, id, workDir+"/"+d, func(r io.Reader) error {
+		err = w.eng.Download(ctx, id, workDir+"/"+d, func(r io.Reader) error {
 			_, err := io.Copy(f, io.LimitReader(r, limit))
 			return err
 		})

@@ -39,7 +39,7 @@ func (w *Workspace) recordViolation(reason, kind string) *violation {
 	if s != nil {
 		ctx, cancel := cleanupContext()
 		defer cancel()
-		_ = w.cl.kill(ctx, s.id) // the export reads the volume either way
+		_ = w.eng.KillContainer(ctx, s.id) // the export reads the volume either way
 	}
 	return v
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/api/types/events"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
 // Watchdog periods (W-2, W-3).
@@ -50,10 +50,6 @@ type watchdog struct {
 func startWatchdog(w *Workspace) *watchdog {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &watchdog{w: w, cancel: cancel}
-	// The client settles its API version on its first request, which is
-	// not safe for first requests made at once, as the goroutines below
-	// make them: settle it here, with one ping.
-	w.cl.settleVersion(ctx)
 	d.wg.Go(func() { d.watchEvents(ctx) })
 	d.wg.Go(func() { d.poll(ctx) })
 	d.wg.Go(func() { d.outsideCheck(ctx) })
@@ -94,14 +90,14 @@ func (d *watchdog) bashEnd() {
 // the daemon reports; a broken event stream is opened again.
 func (d *watchdog) watchEvents(ctx context.Context) {
 	for ctx.Err() == nil {
-		msgs, errs := d.w.cl.containerEvents(ctx, labelRun+"="+d.w.cfg.Slug, events.ActionOOM, events.ActionDie)
+		msgs, errs := d.w.eng.Events(ctx, labelRun+"="+d.w.cfg.Slug, daemon.ActionOOM, daemon.ActionDie)
 	stream:
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case m := <-msgs:
-				d.w.noteEvent(m.Actor.ID, m.Action)
+				d.w.noteEvent(m.ContainerID, m.Action)
 			case err := <-errs:
 				_ = err // the stream broke or ended: open it again
 				break stream
@@ -116,16 +112,16 @@ func (d *watchdog) watchEvents(ctx context.Context) {
 
 // noteEvent records an event about container id, if it is the current
 // one.
-func (w *Workspace) noteEvent(id string, action events.Action) {
+func (w *Workspace) noteEvent(id, action string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.sess == nil || w.sess.id != id {
 		return
 	}
 	switch action {
-	case events.ActionOOM:
+	case daemon.ActionOOM:
 		w.oomSeen = true
-	case events.ActionDie:
+	case daemon.ActionDie:
 		w.died = true
 	}
 }
@@ -135,7 +131,7 @@ func (w *Workspace) noteEvent(id string, action events.Action) {
 func (d *watchdog) poll(ctx context.Context) {
 	var roots []string
 	if d.w.local && d.w.cfg.MinFreeMB > 0 {
-		if r, err := dockerRoot(ctx, d.w.cl); err == nil {
+		if r, err := dockerRoot(ctx, d.w.eng); err == nil {
 			roots = append(roots, r)
 		} else {
 			roots = append(roots, "/")
@@ -222,7 +218,7 @@ func (d *watchdog) listProcesses(ctx context.Context) {
 	if s == nil || !idle {
 		return
 	}
-	procs, err := w.cl.top(ctx, s.id)
+	procs, err := w.eng.Top(ctx, s.id)
 	after, idle := d.idle()
 	if err != nil || !idle || after != before || onlyServer(procs) {
 		return

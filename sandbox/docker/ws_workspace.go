@@ -11,6 +11,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/sandbox/seal"
@@ -28,7 +29,7 @@ import (
 // is replaced on the same volumes (a reset) and the model is told.
 type Workspace struct {
 	cfg     WorkspaceConfig
-	cl      *Client
+	eng     daemon.Engine
 	git     *gitops.Git
 	names   objectNames
 	labels  map[string]string
@@ -142,12 +143,12 @@ func newWorkspace(cfg WorkspaceConfig) (*Workspace, error) {
 	}
 	return &Workspace{
 		cfg:    cfg,
-		cl:     cl,
+		eng:    cl,
 		git:    gitops.New(),
 		names:  names,
 		labels: labelsFor(cfg.Slug, cfg.RepoRoot),
 		limits: l,
-		local:  cl.Endpoint().isLocal(),
+		local:  cl.Local(),
 	}, nil
 }
 
@@ -155,15 +156,15 @@ func (w *Workspace) open(ctx context.Context) error {
 	// S-10 again: another run may have taken the names since preflight.
 	// The image is looked at meanwhile.
 	free := make(chan error, 1)
-	go func() { free <- checkNamesFree(ctx, w.cl, w.names) }()
-	img, err := w.cl.inspectImage(ctx, w.cfg.Image)
+	go func() { free <- checkNamesFree(ctx, w.eng, w.names) }()
+	img, err := w.eng.InspectImage(ctx, w.cfg.Image)
 	if ferr := <-free; ferr != nil {
 		return ferr
 	}
 	if err != nil {
 		return imageError(w.cfg.Image, err)
 	}
-	w.imageID, w.digest, w.arch = img.id, img.digest, img.arch
+	w.imageID, w.digest, w.arch = img.ID, img.Digest, img.Arch
 	if w.toolbox, err = imageToolbox(w.cfg, img); err != nil {
 		return err
 	}
@@ -188,14 +189,14 @@ func (w *Workspace) open(ctx context.Context) error {
 	go func() { stored <- w.makeStore(ctx) }()
 	tooled := make(chan error, 1)
 	go func() { tooled <- w.prepareToolbox(ctx) }()
-	toolsErr := w.cl.createVolume(ctx, w.names.ToolsVolume, w.labels)
+	toolsErr := w.eng.CreateVolume(ctx, w.names.ToolsVolume, w.labels)
 	w.size = <-stored
 	w.store = w.size.store // Close releases it, whatever fails from here
 	var workErr error
 	if w.store != nil {
-		workErr = w.cl.createVolumeOn(ctx, w.names.WorkVolume, w.labels, w.store)
+		workErr = w.eng.CreateBoundVolume(ctx, w.names.WorkVolume, w.labels, storeTree(w.store.mount))
 	} else {
-		workErr = w.cl.createVolume(ctx, w.names.WorkVolume, w.labels)
+		workErr = w.eng.CreateVolume(ctx, w.names.WorkVolume, w.labels)
 	}
 	if err := errors.Join(<-tooled, toolsErr, workErr); err != nil {
 		return err
@@ -223,8 +224,8 @@ func (w *Workspace) open(ctx context.Context) error {
 	w.stopReaping = stopReaping
 	w.reaping.Go(func() {
 		defer stopReaping()
-		w.cl.ReapMarked(rctx)
-		w.cl.reapToolboxes(rctx, w.names.Toolbox.key)
+		reapMarked(rctx, w.eng)
+		reapToolboxes(rctx, w.eng, w.names.Toolbox.key)
 	})
 	pause.At(pause.Container)
 	if w.cfg.Setup == "" {
@@ -282,7 +283,7 @@ func (w *Workspace) makeStore(ctx context.Context) sizeLimit {
 	if w.cfg.MeasuredSize {
 		return sizeLimit{kind: sizeMeasured, reason: "the run asked for a measured size limit"}
 	}
-	if err := storeAvailable(ctx, w.cl, w.cfg.Limits.MaxBytes > 0); err != nil {
+	if err := storeAvailable(ctx, w.eng, w.cfg.Limits.MaxBytes > 0); err != nil {
 		return measured(err)
 	}
 	dir, err := StoreDir()
@@ -418,7 +419,7 @@ func (w *Workspace) Close() error {
 	if w.pack != nil {
 		w.pack.Close()
 	}
-	if err := w.cl.Close(); err != nil {
+	if err := w.eng.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -444,32 +445,32 @@ func (w *Workspace) stopContainer() {
 	_ = s.tb.Close() // shutdown, then the stream closes
 	ctx, cancel := cleanupContext()
 	defer cancel()
-	_ = w.cl.kill(ctx, s.id)
-	_, _ = w.cl.waitStopped(ctx, s.id)
-	s.hijack.Close()
+	_ = w.eng.KillContainer(ctx, s.id)
+	_, _ = w.eng.WaitStopped(ctx, s.id, daemon.LifecycleTimeout)
+	_ = s.stream.Close()
 }
 
 // removeOwnContainer removes the named container if it carries this run's
 // label; one that does not exist is removed.
 func (w *Workspace) removeOwnContainer(ctx context.Context, name string) error {
-	info, err := w.cl.inspectContainer(ctx, name)
+	info, err := w.eng.InspectContainer(ctx, name)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if info.Config == nil || info.Config.Labels[labelRun] != w.cfg.Slug {
+	if info.Labels[labelRun] != w.cfg.Slug {
 		return fmt.Errorf("container %s is not this run's (label %s); left alone", name, labelRun)
 	}
-	return w.cl.removeContainer(ctx, info.ID)
+	return w.eng.RemoveContainer(ctx, info.ID)
 }
 
 // removeOwnVolume removes the named volume if it carries this run's
 // label, and its file system with it (a volume never made leaves the one
 // made for it).
 func (w *Workspace) removeOwnVolume(ctx context.Context, name string) error {
-	labels, err := w.cl.volumeLabels(ctx, name)
+	labels, err := volumeLabels(ctx, w.eng, name)
 	if errors.Is(err, ErrNotFound) {
 		return releaseVolumeStore(name)
 	}
@@ -479,7 +480,24 @@ func (w *Workspace) removeOwnVolume(ctx context.Context, name string) error {
 	if labels[labelRun] != w.cfg.Slug {
 		return fmt.Errorf("volume %s is not this run's (label %s); left alone", name, labelRun)
 	}
-	return w.cl.removeVolume(ctx, name)
+	return removeVolume(ctx, w.eng, name)
+}
+
+// volumeLabels returns the named volume's labels (ErrNotFound when there
+// is none).
+func volumeLabels(ctx context.Context, eng daemon.Engine, name string) (map[string]string, error) {
+	v, err := eng.InspectVolume(ctx, name)
+	return v.Labels, err
+}
+
+// removeVolume removes the named volume; one already gone is removed. A
+// work volume whose size the kernel held goes with its file system: its
+// loop device is detached and its image deleted (ReleaseVolumeStore).
+func removeVolume(ctx context.Context, eng daemon.Engine, name string) error {
+	if err := eng.RemoveVolume(ctx, name, true); err != nil {
+		return err
+	}
+	return releaseVolumeStore(name)
 }
 
 // reapGrace is how long Close lets the removal of what finished runs left
