@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
+	"github.com/dirtywork/dirtywork/sandbox/docker/volstore"
 )
 
 // The labels every object of a run carries: the run's slug, and the
@@ -124,7 +125,7 @@ func (c *Client) RemoveLabelledContainer(ctx context.Context, name string, want 
 // RemoveLabelledVolume removes the named volume only if it carries the
 // labels want; one already gone is removed. A work volume whose size the
 // kernel held goes with its file system: its loop device is detached and
-// its image deleted (ReleaseVolumeStore).
+// its image deleted (volstore.Release).
 func (c *Client) RemoveLabelledVolume(ctx context.Context, name string, want map[string]string) error {
 	labels, err := c.VolumeLabels(ctx, name)
 	if errors.Is(err, ErrNotFound) {
@@ -139,7 +140,7 @@ func (c *Client) RemoveLabelledVolume(ctx context.Context, name string, want map
 	if err := c.RemoveVolume(ctx, name, true); err != nil {
 		return err
 	}
-	return releaseVolumeStore(name)
+	return volstore.ReleaseGone(name)
 }
 
 // StartLabelledContainer starts the named container (a reap marker to run

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker/volstore"
 )
 
 // openStored opens a workspace whose size the kernel holds, with limits,
@@ -26,7 +27,7 @@ func openStored(t *testing.T, limits sandbox.Limits) *Workspace {
 	if sl["kind"] != sizeFilesystem || w.store == nil {
 		t.Fatalf("size_limit %v: the kernel does not hold the size on this machine", sl)
 	}
-	if b, _ := sl["bytes"].(int64); b < limits.MaxBytes || b > limits.MaxBytes+2*storeSlack {
+	if b, _ := sl["bytes"].(int64); b < limits.MaxBytes || b > limits.MaxBytes+2*volstore.Slack {
 		t.Errorf("size_limit.bytes %d for a %d-byte cap", b, limits.MaxBytes)
 	}
 	if err := w.waitReady(t.Context()); err != nil {
@@ -56,13 +57,13 @@ func watchPeak(w *Workspace) *peak {
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if b, _, ok := w.store.usage(); ok {
+			if b, _, ok := w.store.Usage(); ok {
 				p.mu.Lock()
 				p.bytes = max(p.bytes, b)
 				p.mu.Unlock()
 			}
 			var st syscall.Stat_t
-			if syscall.Stat(w.store.image, &st) == nil {
+			if syscall.Stat(w.store.Image, &st) == nil {
 				p.mu.Lock()
 				p.image = max(p.image, st.Blocks*512)
 				p.mu.Unlock()
@@ -123,12 +124,12 @@ func TestLiveFilesystemHoldsTheByteCap(t *testing.T) {
 			}
 			// The cap, the file system's slack, and what ext4 keeps back
 			// for its own metadata (extent blocks) and may use.
-			if bytes > capBytes+storeSlack+1<<20 {
+			if bytes > capBytes+volstore.Slack+1<<20 {
 				t.Errorf("the file system held %d bytes, over the cap and its slack", bytes)
 			}
 			// The image holds the tree and the file system's metadata
 			// (journal, inode tables, bitmaps), no more.
-			if image > capBytes+storeSlack+8<<20 {
+			if image > capBytes+volstore.Slack+8<<20 {
 				t.Errorf("the image took %d bytes of the host's disk", image)
 			}
 			fin, err := w.Finalize(t.Context())
@@ -155,7 +156,7 @@ func TestLiveFilesystemHoldsTheEntryCap(t *testing.T) {
 	if _, err := w.Finalize(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	_, entries, ok := w.store.usage()
+	_, entries, ok := w.store.Usage()
 	if !ok {
 		t.Fatal("the volume's file system is not mounted")
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/api/types/mount"
 
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/docker/volstore"
 )
 
 // liveImage is the worker image the live tests run (see scripts/test-all).
@@ -66,7 +67,7 @@ func TestMain(m *testing.M) {
 	if left := leftStores(); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "volume stores left after the tests: %+v\n", left)
 		for _, s := range left {
-			_ = releaseStore(s.Image)
+			_, _ = volstore.Release(s.Volume)
 		}
 		code = 1
 	}
@@ -93,10 +94,10 @@ func removeTestToolbox() {
 }
 
 // leftStores are the volume images and loop devices of the tests' home.
-func leftStores() []VolumeStore {
-	left, err := ListVolumeStores()
+func leftStores() []volstore.Listed {
+	left, err := volstore.List()
 	if err != nil {
-		return []VolumeStore{{Volume: err.Error()}}
+		return []volstore.Listed{{Volume: err.Error()}}
 	}
 	return left
 }
@@ -303,7 +304,7 @@ func assertGone(t testing.TB, cl *Client, cfg WorkspaceConfig, keepWork bool) {
 			if !keepWork {
 				t.Errorf("the work volume's file system is left: %+v", s)
 			}
-			_ = releaseStore(s.Image)
+			_, _ = volstore.Release(s.Volume)
 		}
 	}
 }

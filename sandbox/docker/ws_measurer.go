@@ -201,7 +201,7 @@ func (d *watchdog) outsideCheck(ctx context.Context) {
 // the caps then, and the tool server's walk after each command judges.
 func (d *watchdog) checkStore() {
 	s, l := d.w.store, d.w.cfg.Limits
-	bytes, entries, ok := s.usage()
+	bytes, entries, ok := s.Usage()
 	if !ok {
 		return
 	}

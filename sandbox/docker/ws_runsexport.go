@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
+	"github.com/dirtywork/dirtywork/sandbox/docker/volstore"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 )
 
@@ -115,7 +115,7 @@ func volumeWorkspace(ctx context.Context, cfg VolumeExport) (*Workspace, daemon.
 	if err != nil {
 		return fail(imageError(cfg.Image, err))
 	}
-	if err := ensureVolumeStore(cfg.Volume); err != nil {
+	if err := volstore.Ensure(cfg.Volume); err != nil {
 		return fail(err)
 	}
 	names.WorkVolume = cfg.Volume
@@ -262,25 +262,4 @@ func CheckExportLane(ctx context.Context, repoRoot, baseCommit, worktree string)
 	}
 	_, err = export.CheckLane(worktree, base)
 	return err
-}
-
-// ensureVolumeStore makes a work volume whose size the kernel held
-// mountable again: its file system mounted where the volume binds it.
-// That mount and the loop device do not survive a reboot; until they are
-// back the volume's tree directory is not there, and the volume fails to
-// mount rather than showing an empty tree. A measured volume has nothing
-// to ensure.
-func ensureVolumeStore(name string) error {
-	dir, err := StoreDir()
-	if err != nil {
-		return nil //nolint:nilerr // no store directory: a measured volume
-	}
-	image := storePath(dir, name)
-	if _, err := os.Lstat(image); err != nil {
-		return nil //nolint:nilerr // no image: a measured volume
-	}
-	if err := ensureMounted(image); err != nil {
-		return fmt.Errorf("volume %s: %w", name, err)
-	}
-	return nil
 }

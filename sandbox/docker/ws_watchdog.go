@@ -138,7 +138,7 @@ func (d *watchdog) poll(ctx context.Context) {
 		}
 		if d.w.store != nil {
 			// The tree's blocks are the image's, in the dirtywork home.
-			roots = append(roots, filepath.Dir(d.w.store.image))
+			roots = append(roots, filepath.Dir(d.w.store.Image))
 		}
 	}
 	failures := 0

@@ -12,6 +12,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
+	"github.com/dirtywork/dirtywork/sandbox/docker/volstore"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/sandbox/seal"
@@ -47,7 +48,7 @@ type Workspace struct {
 	// size says how the tree's caps hold; store, when the kernel holds
 	// them, is the work volume's file system (volstore.go).
 	size  sizeLimit
-	store *volumeStore
+	store *volstore.Store
 	// longPaths are what the tool server listed, at finalize, as past
 	// what the daemon can export.
 	longPaths []string
@@ -194,7 +195,7 @@ func (w *Workspace) open(ctx context.Context) error {
 	w.store = w.size.store // Close releases it, whatever fails from here
 	var workErr error
 	if w.store != nil {
-		workErr = w.eng.CreateBoundVolume(ctx, w.names.WorkVolume, w.labels, storeTree(w.store.mount))
+		workErr = w.eng.CreateBoundVolume(ctx, w.names.WorkVolume, w.labels, w.store.Tree())
 	} else {
 		workErr = w.eng.CreateVolume(ctx, w.names.WorkVolume, w.labels)
 	}
@@ -278,19 +279,19 @@ func (w *Workspace) prepareToolbox(ctx context.Context) error {
 // its size here; otherwise the size limit says why it is measured.
 func (w *Workspace) makeStore(ctx context.Context) sizeLimit {
 	measured := func(err error) sizeLimit {
-		return sizeLimit{kind: sizeMeasured, reason: strings.TrimPrefix(err.Error(), errStoreUnavailable.Error()+": ")}
+		return sizeLimit{kind: sizeMeasured, reason: strings.TrimPrefix(err.Error(), volstore.ErrUnavailable.Error()+": ")}
 	}
 	if w.cfg.MeasuredSize {
 		return sizeLimit{kind: sizeMeasured, reason: "the run asked for a measured size limit"}
 	}
-	if err := storeAvailable(ctx, w.eng, w.cfg.Limits.MaxBytes > 0); err != nil {
+	if err := volstore.Available(ctx, w.eng, w.cfg.Limits.MaxBytes > 0); err != nil {
 		return measured(err)
 	}
-	dir, err := StoreDir()
+	dir, err := volstore.Dir()
 	if err != nil {
 		return measured(err)
 	}
-	store, err := createStore(ctx, dir, w.names.WorkVolume, w.cfg.Limits.MaxBytes, w.cfg.Limits.MaxEntries)
+	store, err := volstore.Create(ctx, dir, w.names.WorkVolume, w.cfg.Limits.MaxBytes, w.cfg.Limits.MaxEntries, workerUID, workerGID)
 	if err != nil {
 		return measured(fmt.Errorf("make the work volume's file system: %w", err))
 	}
@@ -472,7 +473,7 @@ func (w *Workspace) removeOwnContainer(ctx context.Context, name string) error {
 func (w *Workspace) removeOwnVolume(ctx context.Context, name string) error {
 	labels, err := volumeLabels(ctx, w.eng, name)
 	if errors.Is(err, ErrNotFound) {
-		return releaseVolumeStore(name)
+		return volstore.ReleaseGone(name)
 	}
 	if err != nil {
 		return err
@@ -492,12 +493,41 @@ func volumeLabels(ctx context.Context, eng daemon.Engine, name string) (map[stri
 
 // removeVolume removes the named volume; one already gone is removed. A
 // work volume whose size the kernel held goes with its file system: its
-// loop device is detached and its image deleted (ReleaseVolumeStore).
+// loop device is detached and its image deleted (volstore.Release).
 func removeVolume(ctx context.Context, eng daemon.Engine, name string) error {
 	if err := eng.RemoveVolume(ctx, name, true); err != nil {
 		return err
 	}
-	return releaseVolumeStore(name)
+	return volstore.ReleaseGone(name)
+}
+
+// The kinds of size limit (run_start.sandbox.size_limit.kind): see
+// package volstore.
+const (
+	sizeFilesystem = "filesystem"
+	sizeMeasured   = "measured"
+)
+
+// sizeLimit is how a workspace's caps hold, for run_start.
+type sizeLimit struct {
+	kind string
+	// reason says why the kernel does not hold them (measured only).
+	reason string
+	store  *volstore.Store
+}
+
+// settings is run_start's size_limit object.
+func (s sizeLimit) settings() map[string]any {
+	if s.store == nil {
+		return map[string]any{"kind": sizeMeasured, "reason": s.reason}
+	}
+	return map[string]any{
+		"kind":    sizeFilesystem,
+		"bytes":   s.store.Bytes,
+		"entries": s.store.Entries,
+		"image":   s.store.Image,
+		"mount":   s.store.Mount,
+	}
 }
 
 // reapGrace is how long Close lets the removal of what finished runs left

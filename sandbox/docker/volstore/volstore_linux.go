@@ -1,4 +1,4 @@
-package docker
+package volstore
 
 import (
 	"bytes"
@@ -11,30 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
-
 	"github.com/dirtywork/dirtywork/transcript"
 )
-
-// volumeStore is the file system a work volume lives in when the kernel
-// holds its size (see volstore.go).
-type volumeStore struct {
-	image  string // <store dir>/<volume>.ext4
-	device string // /dev/loopN
-	rdev   uint64 // the loop device's number: its mount has it as st_dev
-	// mount is where this process mounted the file system
-	// (<store dir>/<volume>.mnt); the volume is its tree directory.
-	mount string
-	// bytes and entries are what the file system holds for the tree: the
-	// blocks and inodes free to the worker when it was made.
-	bytes, entries int64
-	// usedBlocks and usedInodes are what the file system itself used
-	// then (its root, lost+found, the tree directory, reserved inodes).
-	usedBlocks, usedInodes uint64
-}
 
 // fsBlock is the file system's block size: the size of the docker data
 // root's blocks on most systems, so a tree costs what it did.
@@ -43,15 +25,15 @@ const fsBlock = 4096
 // inodeSize is the size of one inode in the file system (mke2fs -I).
 const inodeSize = 256
 
-// storeAvailable says why the kernel cannot hold the size of a volume of
-// the daemon cl speaks to (wrapping errStoreUnavailable), or nil when it
-// can: the daemon runs on this machine, reached through a unix socket, in
+// Available says why the kernel cannot hold the size of a volume of d
+// (wrapping ErrUnavailable), or nil when it can, for a run with a byte
+// cap (limits): the daemon runs on this machine, reached through a unix socket, in
 // this process's mount namespace (so it sees the file system this process
 // mounts), this process is root, and the loop devices and mkfs.ext4
 // (e2fsprogs) are there.
-func storeAvailable(ctx context.Context, eng daemon.Engine, limits bool) error {
+func Available(ctx context.Context, d Daemon, limits bool) error {
 	unavailable := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", errStoreUnavailable, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: %s", ErrUnavailable, fmt.Sprintf(format, args...))
 	}
 	if why := measuredOnly(); why != "" {
 		return unavailable("%s is set", why)
@@ -59,8 +41,8 @@ func storeAvailable(ctx context.Context, eng daemon.Engine, limits bool) error {
 	if !limits {
 		return unavailable("the run has no byte cap to hold")
 	}
-	if !eng.Local() {
-		return unavailable("the docker daemon %s is not reached through a local socket", eng.Host())
+	if !d.Local() {
+		return unavailable("the docker daemon %s is not reached through a local socket", d.Host())
 	}
 	if os.Geteuid() != 0 {
 		return unavailable("attaching a loop device and mounting need root")
@@ -73,7 +55,7 @@ func storeAvailable(ctx context.Context, eng daemon.Engine, limits bool) error {
 	if _, err := findTool("mkfs.ext4"); err != nil {
 		return unavailable("mkfs.ext4 is not installed (e2fsprogs)")
 	}
-	root, err := eng.DockerRoot(ctx)
+	root, err := d.DockerRoot(ctx)
 	if err != nil {
 		return unavailable("%v", err)
 	}
@@ -130,21 +112,16 @@ func findTool(name string) (string, error) {
 	return "", fmt.Errorf("%s: %w", name, exec.ErrNotFound)
 }
 
-// storeTree is the directory of the mounted file system the volume is:
-// the worker's tree, owned by the worker. The file system's root holds it
-// and lost+found, which the worker therefore never sees. When the file
-// system is not mounted the directory is not there, so a volume whose
-// mount is gone (after a reboot) fails to mount rather than showing an
-// empty tree.
+// storeTree is Store.Tree of the file system mounted at mount.
 func storeTree(mount string) string { return filepath.Join(mount, "tree") }
 
-// createStore makes the file system of the named volume in dir (made a
+// Create makes the file system of the named volume in dir (made a
 // private directory of this user first), sized for maxBytes of data and
 // maxEntries entries (0: the default inode ratio), attaches it to a loop
-// device and mounts it, with the tree directory made. An image an
-// earlier attempt left under the name is released first. On failure
-// nothing of it is left.
-func createStore(ctx context.Context, dir, volume string, maxBytes, maxEntries int64) (_ *volumeStore, err error) {
+// device and mounts it, with the tree directory made and owned by uid and
+// gid (the worker). An image an earlier attempt left under the name is
+// released first. On failure nothing of it is left.
+func Create(ctx context.Context, dir, volume string, maxBytes, maxEntries int64, uid, gid int) (_ *Store, err error) {
 	if err := checkStoreName(volume); err != nil {
 		return nil, err
 	}
@@ -166,25 +143,25 @@ func createStore(ctx context.Context, dir, volume string, maxBytes, maxEntries i
 	if err := makeFileSystem(ctx, image, maxBytes, maxEntries); err != nil {
 		return nil, err
 	}
-	s := &volumeStore{image: image, mount: storeMount(image)}
-	if s.device, s.rdev, err = attachLoop(image); err != nil {
+	s := &Store{Image: image, Mount: storeMount(image)}
+	if s.Device, s.rdev, err = attachLoop(image); err != nil {
 		return nil, err
 	}
 	if err := s.mountFS(); err != nil {
 		return nil, err
 	}
-	tree := storeTree(s.mount)
+	tree := storeTree(s.Mount)
 	if err := os.Mkdir(tree, 0o755); err != nil {
 		return nil, fmt.Errorf("make the tree of %s: %w", image, err)
 	}
-	if err := os.Chown(tree, workerUID, workerGID); err != nil {
+	if err := os.Chown(tree, uid, gid); err != nil {
 		return nil, fmt.Errorf("hand the tree of %s to the worker: %w", image, err)
 	}
 	var fs unix.Statfs_t
-	if err := unix.Statfs(s.mount, &fs); err != nil {
+	if err := unix.Statfs(s.Mount, &fs); err != nil {
 		return nil, fmt.Errorf("measure %s: %w", image, err)
 	}
-	s.bytes, s.entries = int64(fs.Bavail)*fs.Bsize, int64(fs.Ffree)
+	s.Bytes, s.Entries = int64(fs.Bavail)*fs.Bsize, int64(fs.Ffree)
 	s.usedBlocks, s.usedInodes = fs.Blocks-fs.Bfree, fs.Files-fs.Ffree
 	return s, nil
 }
@@ -192,12 +169,12 @@ func createStore(ctx context.Context, dir, volume string, maxBytes, maxEntries i
 // mountFS mounts the store's loop device at its mount point (made 0700 if
 // need be): no devices, no set-id programs, and no zeroing of inode
 // tables in the background (the image was all zeros).
-func (s *volumeStore) mountFS() error {
-	if err := os.Mkdir(s.mount, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("make %s: %w", s.mount, err)
+func (s *Store) mountFS() error {
+	if err := os.Mkdir(s.Mount, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("make %s: %w", s.Mount, err)
 	}
-	if err := unix.Mount(s.device, s.mount, "ext4", unix.MS_NODEV|unix.MS_NOSUID, "noinit_itable"); err != nil {
-		return fmt.Errorf("mount %s at %s: %w", s.device, s.mount, err)
+	if err := unix.Mount(s.Device, s.Mount, "ext4", unix.MS_NODEV|unix.MS_NOSUID, "noinit_itable"); err != nil {
+		return fmt.Errorf("mount %s at %s: %w", s.Device, s.Mount, err)
 	}
 	return nil
 }
@@ -292,7 +269,7 @@ const fsOwnBlocks = 5
 
 // makeFileSystem makes image a sparse file holding an ext4 file system
 // whose blocks free to the worker hold maxBytes and a little more
-// (storeSlack), with inodes for maxEntries entries and its own (mke2fs
+// (Slack), with inodes for maxEntries entries and its own (mke2fs
 // -N; none given: the default ratio).
 func makeFileSystem(ctx context.Context, image string, maxBytes, maxEntries int64) error {
 	_, err := makeFS(ctx, image, maxBytes, maxEntries)
@@ -307,7 +284,7 @@ func makeFS(ctx context.Context, image string, maxBytes, maxEntries int64) (supe
 	}
 	// The tree's data, and the blocks of lost+found and the tree's own
 	// directory.
-	data := uint64((maxBytes+storeSlack+fsBlock-1)/fsBlock) + fsOwnBlocks
+	data := uint64((maxBytes+Slack+fsBlock-1)/fsBlock) + fsOwnBlocks
 	var inodes uint64
 	if maxEntries > 0 {
 		// The tree's entries, one more (a full file system is past the
@@ -380,17 +357,24 @@ func makeFS(ctx context.Context, image string, maxBytes, maxEntries int64) (supe
 // lazyInit is how e2fsprogs before 1.47 is told not to zero the image.
 const lazyInit = "lazy_itable_init=1,lazy_journal_init=1"
 
+// toolTimeout bounds one e2fsprogs run.
+const toolTimeout = 10 * time.Second
+
 // runTool runs an e2fsprogs program with a deadline and a neutral
-// environment and returns what it said.
+// environment and returns what it said (its first 500 bytes).
 func runTool(ctx context.Context, path string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = []string{"PATH=" + pathEnvValue, "LC_ALL=C"}
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
-	return strings.TrimSpace(truncate(out.String(), 500)), err
+	said := out.String()
+	if len(said) > 500 {
+		said = said[:500] + "…"
+	}
+	return strings.TrimSpace(said), err
 }
 
 // attachLoop attaches image to a free loop device, read-write, without
@@ -561,13 +545,13 @@ func release(image, mount string, devs []string) error {
 
 // listStores lists the images and mount points in dir and the loop
 // devices backed by files there.
-func listStores(dir string) ([]VolumeStore, error) {
-	byImage := map[string]*VolumeStore{}
+func listStores(dir string) ([]Listed, error) {
+	byImage := map[string]*Listed{}
 	var order []string
-	add := func(image string) *VolumeStore {
+	add := func(image string) *Listed {
 		s := byImage[image]
 		if s == nil {
-			s = &VolumeStore{Volume: strings.TrimSuffix(filepath.Base(image), storeSuffix), Image: image}
+			s = &Listed{Volume: strings.TrimSuffix(filepath.Base(image), storeSuffix), Image: image}
 			byImage[image] = s
 			order = append(order, image)
 		}
@@ -593,25 +577,25 @@ func listStores(dir string) ([]VolumeStore, error) {
 			s.Devices = append(s.Devices, dev)
 		}
 	}
-	out := make([]VolumeStore, 0, len(order))
+	out := make([]Listed, 0, len(order))
 	for _, image := range order {
 		out = append(out, *byImage[image])
 	}
 	return out, nil
 }
 
-// usage is what the file system holds of the tree now, by its own counts
+// Usage is what the file system holds of the tree now, by its own counts
 // (statfs of this process's mount), and false when it is not mounted
 // there. What the file system itself used when it was made (its root,
 // lost+found, the tree's directory, the reserved inodes) is not the
 // tree's.
-func (s *volumeStore) usage() (bytes, entries int64, ok bool) {
+func (s *Store) Usage() (bytes, entries int64, ok bool) {
 	var st unix.Stat_t
-	if err := unix.Stat(s.mount, &st); err != nil || st.Dev != s.rdev {
+	if err := unix.Stat(s.Mount, &st); err != nil || st.Dev != s.rdev {
 		return 0, 0, false
 	}
 	var fs unix.Statfs_t
-	if err := unix.Statfs(s.mount, &fs); err != nil {
+	if err := unix.Statfs(s.Mount, &fs); err != nil {
 		return 0, 0, false
 	}
 	blocks := int64(fs.Blocks-fs.Bfree) - int64(s.usedBlocks)
@@ -630,15 +614,15 @@ func ensureMounted(image string) error {
 	if _, err := os.Lstat(image); err != nil {
 		return fmt.Errorf("the work volume's file system image: %w", err)
 	}
-	s := &volumeStore{image: image, mount: mount}
+	s := &Store{Image: image, Mount: mount}
 	for dev, backing := range loopBackings() {
 		if backing == image {
-			s.device = dev
+			s.Device = dev
 		}
 	}
-	if s.device == "" {
+	if s.Device == "" {
 		var err error
-		if s.device, _, err = attachLoop(image); err != nil {
+		if s.Device, _, err = attachLoop(image); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package docker
+package volstore
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 )
 
 // The file system is sized so that what it holds for the worker is the
-// byte cap and a little more (storeSlack, and what rounding to groups
+// byte cap and a little more (Slack, and what rounding to groups
 // adds), its inodes the entry cap and one more besides the tree's own
 // directory, and the image costs the host next to nothing until it is
 // written.
@@ -28,7 +28,7 @@ func TestFileSystemIsSizedToTheCaps(t *testing.T) {
 			t.Fatalf("%d bytes, %d entries: %v", tc.bytes, tc.entries, err)
 		}
 		took := time.Since(start)
-		want := uint64((tc.bytes + storeSlack) / fsBlock)
+		want := uint64((tc.bytes + Slack) / fsBlock)
 		avail := sb.available()
 		if avail < want || avail > want+want/100+512 {
 			t.Errorf("%d MB: %d blocks free to the worker, want %d to %d", tc.bytes>>20, avail, want, want+want/100+512)
