@@ -28,7 +28,17 @@ func (c *Client) Host() string { return c.endpoint.Host }
 
 // Local reports whether the daemon runs on this machine (a unix socket),
 // so its storage can be measured here.
-func (c *Client) Local() bool { return c.endpoint.isLocal() }
+func (c *Client) Local() bool { return strings.HasPrefix(c.endpoint.Host, "unix://") }
+
+// ConnectEngine is Connect for what takes any daemon.Engine: the docker
+// workspace's entry points.
+func ConnectEngine() (daemon.Engine, error) {
+	cl, err := Connect()
+	if err != nil {
+		return nil, err // never a typed nil inside the interface
+	}
+	return cl, nil
+}
 
 // DockerRoot is the daemon's storage directory.
 func (c *Client) DockerRoot(ctx context.Context) (string, error) {
