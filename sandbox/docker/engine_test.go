@@ -1,11 +1,19 @@
 package docker
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
@@ -59,5 +67,104 @@ func TestContainerConfigSetsWhatTheSpecSaysAndNothingElse(t *testing.T) {
 	}
 	if host.Init == nil || !*host.Init {
 		t.Errorf("init %v, want docker's", host.Init)
+	}
+}
+
+// hijacked serves one attach: it upgrades the connection as the daemon
+// does and hands it to serve.
+func hijacked(t *testing.T, serve func(conn net.Conn, in *bufio.Reader)) *Client {
+	t.Helper()
+	return newFakeEngine(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/containers/c1/attach" {
+			engineError(w, http.StatusNotFound, "no such container")
+			return
+		}
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer func() { _ = conn.Close() }()
+		_, _ = io.WriteString(conn, "HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.multiplexed-stream\r\n"+
+			"Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n")
+		serve(conn, buf.Reader)
+	})
+}
+
+// The attached stream takes the daemon's multiplexed frames apart: stdout
+// is what Read reads, stderr goes to the writer given; what is written
+// reaches the container's stdin, and CloseWrite ends it there.
+func TestAttachDemultiplexesAndHalfCloses(t *testing.T) {
+	t.Parallel()
+	stdin := make(chan string, 1)
+	cl := hijacked(t, func(conn net.Conn, in *bufio.Reader) {
+		_, _ = stdcopy.NewStdWriter(conn, stdcopy.Stdout).Write([]byte("out line\n"))
+		_, _ = stdcopy.NewStdWriter(conn, stdcopy.Stderr).Write([]byte("err line\n"))
+		data, _ := io.ReadAll(in) // until the client's CloseWrite
+		stdin <- string(data)
+	})
+	var stderr bytes.Buffer
+	s, err := cl.Attach(t.Context(), "c1", &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	line := make([]byte, len("out line\n"))
+	if _, err := io.ReadFull(s, line); err != nil || string(line) != "out line\n" {
+		t.Fatalf("stdout %q, %v", line, err)
+	}
+	if _, err := io.WriteString(s, "to the server\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-stdin; got != "to the server\n" {
+		t.Errorf("the container's stdin got %q", got)
+	}
+	// The daemon closes the stream once the container's stdin ended.
+	if rest, err := io.ReadAll(s); err != nil || len(rest) != 0 {
+		t.Errorf("after the end: %q, %v", rest, err)
+	}
+	if stderr.String() != "err line\n" {
+		t.Errorf("stderr %q", stderr.String())
+	}
+}
+
+// CloseRead ends a read waiting on a container that says nothing, and
+// leaves the connection: the container's stdin still takes writes.
+func TestAttachCloseReadStopsAWaitingRead(t *testing.T) {
+	t.Parallel()
+	stdin := make(chan string, 1)
+	cl := hijacked(t, func(_ net.Conn, in *bufio.Reader) {
+		line, _ := in.ReadString('\n')
+		stdin <- line
+	})
+	s, err := cl.Attach(t.Context(), "c1", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	read := make(chan error, 1)
+	go func() {
+		_, err := s.Read(make([]byte, 1))
+		read <- err
+	}()
+	if err := s.CloseRead(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-read:
+		if !errors.Is(err, io.ErrClosedPipe) {
+			t.Errorf("the waiting read: %v, want a closed pipe", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read still waits 10 s after CloseRead")
+	}
+	if _, err := io.WriteString(s, "still here\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-stdin; got != "still here\n" {
+		t.Errorf("the container's stdin got %q", got)
 	}
 }

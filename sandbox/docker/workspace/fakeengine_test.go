@@ -29,8 +29,9 @@ import (
 //
 //   - the tool server (the worker, the measurer) is toolbox.Serve in this
 //     process, over the attached stream, on the work volume's directory,
-//     with a shell that lets the worker's repository script (which makes
-//     /gitdir, not here) succeed without running;
+//     with a shell that runs the worker's repository script (which makes
+//     /gitdir, not here) as a checkout of base from repo (when set) into
+//     an empty tree;
 //   - the egress proxy writes its ready line, then the decisions in
 //     egressDecisions, and runs until killed;
 //   - the setup exits setupExit with setupOutput;
@@ -44,6 +45,8 @@ type fakeEngine struct {
 	t    *testing.T
 	dir  string // volumes live under it
 	bash string // the tool servers' shell
+	// repo and base are what the worker's repository script checks out.
+	repo, base string
 
 	mu         sync.Mutex
 	log        []string
@@ -105,9 +108,14 @@ func newFakeEngine(t *testing.T, images map[string]daemon.Image) *fakeEngine {
 	t.Helper()
 	dir := t.TempDir()
 	bash := filepath.Join(dir, "bash")
+	// The worker's repository script makes /gitdir, which is not here:
+	// it checks the base tree out of the test's repository instead, into
+	// an empty tree (a reset finds the tree there).
 	script := "#!/bin/bash\n" +
-		"# The worker's repository script makes /gitdir, which is not here.\n" +
-		"case \"$2\" in *objects/info/alternates*) exit 0 ;; esac\n" +
+		"case \"$2\" in *objects/info/alternates*)\n" +
+		"  if [ -n \"$FAKE_REPO\" ] && [ -z \"$(ls -A)\" ]; then git -C \"$FAKE_REPO\" archive \"$FAKE_BASE\" | tar -x || exit 1; fi\n" +
+		"  exit 0 ;;\n" +
+		"esac\n" +
 		"exec /bin/bash \"$@\"\n"
 	if err := os.WriteFile(bash, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
@@ -124,12 +132,26 @@ func newFakeEngine(t *testing.T, images map[string]daemon.Image) *fakeEngine {
 // connect is the fake as an entry point's Connect.
 func (f *fakeEngine) connect() (daemon.Engine, error) { return f, nil }
 
+// failOn makes the call ("Method name") fail with err.
+func (f *fakeEngine) failOn(call string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail[call] = err
+}
+
 // record notes a call and returns the error it is to fail with. The
 // caller holds mu.
 func (f *fakeEngine) record(method, name string) error {
 	call := strings.TrimSpace(method + " " + name)
 	f.log = append(f.log, call)
 	return f.fail[call]
+}
+
+// calls are the calls made so far.
+func (f *fakeEngine) calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.log)
 }
 
 // stopAll stops what still runs, when the test ends.
@@ -139,6 +161,43 @@ func (f *fakeEngine) stopAll() {
 	for _, c := range f.containers {
 		f.stop(c, 137)
 	}
+}
+
+// hasVolume reports whether the named volume exists.
+func (f *fakeEngine) hasVolume(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.volumes[name]
+	return ok
+}
+
+// volumeDir is the directory the named volume is ("" when there is none).
+func (f *fakeEngine) volumeDir(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.volumes[name]; ok {
+		return v.dir
+	}
+	return ""
+}
+
+// containerNames are the names of the containers there are.
+func (f *fakeEngine) containerNames() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var names []string
+	for _, c := range f.containers {
+		names = append(names, c.name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// closes counts the calls of Close.
+func (f *fakeEngine) closes() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
 }
 
 // nameOf is what a call records for a container: its name.
@@ -428,7 +487,10 @@ func (f *fakeEngine) serve(ctx context.Context, c *fakeContainer) {
 	}
 	cfg := toolbox.ServerConfig{
 		Root: f.dirOf(c, workDir), Display: workDir, Bash: f.bash,
-		Env:         []string{"PATH=" + pathEnvValue, "HOME=" + f.t.TempDir(), "LANG=C.UTF-8"},
+		Env: []string{
+			"PATH=" + pathEnvValue, "HOME=" + f.t.TempDir(), "LANG=C.UTF-8",
+			"FAKE_REPO=" + f.repo, "FAKE_BASE=" + f.base,
+		},
 		MeasureOnly: slices.Contains(c.spec.Cmd, "-measure-only"),
 	}
 	go func() {
@@ -490,6 +552,31 @@ func (f *fakeEngine) KillContainer(_ context.Context, id string) error {
 		f.stop(c, 137)
 	}
 	return nil
+}
+
+// crash ends the named container as a process dying in it would, and
+// reports its death to the events' subscribers.
+func (f *fakeEngine) crash(name string, oom bool) {
+	f.mu.Lock()
+	c := f.find(name)
+	f.stop(c, 137)
+	c.state.OOMKilled = oom
+	subs := slices.Clone(f.subs)
+	f.mu.Unlock()
+	actions := []string{daemon.ActionDie}
+	if oom {
+		actions = []string{daemon.ActionOOM, daemon.ActionDie}
+	}
+	for _, a := range actions {
+		for _, s := range subs {
+			if hasLabel(c.spec.Labels, s.label) && slices.Contains(s.actions, a) {
+				select {
+				case s.ch <- daemon.Event{ContainerID: c.id, Action: a}:
+				case <-s.ctx.Done():
+				}
+			}
+		}
+	}
 }
 
 func (f *fakeEngine) WaitStopped(ctx context.Context, id string, limit time.Duration) (int64, error) {
@@ -571,8 +658,23 @@ func (s *fakeStream) Close() error {
 	return s.stdout.Close()
 }
 
-// resolve is the directory of the volume path lies in, in c, and path
-// relative to it ("." for the mount point itself).
+// locate records the call method makes on path in container id, and
+// resolves the path (resolve).
+func (f *fakeEngine) locate(method, id, path string) (*fakeVolume, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.record(method, f.nameOf(id)+" "+path); err != nil {
+		return nil, "", err
+	}
+	c := f.find(id)
+	if c == nil {
+		return nil, "", notFound("container", id)
+	}
+	return f.resolve(c, path)
+}
+
+// resolve is the volume path lies in, in c, and path relative to it ("."
+// for the mount point itself). The caller holds mu.
 func (f *fakeEngine) resolve(c *fakeContainer, path string) (*fakeVolume, string, error) {
 	best := daemon.Mount{}
 	for _, m := range c.spec.Mounts {
@@ -591,17 +693,7 @@ func (f *fakeEngine) resolve(c *fakeContainer, path string) (*fakeVolume, string
 }
 
 func (f *fakeEngine) Upload(_ context.Context, id, dir string, r io.Reader) error {
-	f.mu.Lock()
-	err := f.record("Upload", f.nameOf(id)+" "+dir)
-	c := f.find(id)
-	f.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if c == nil {
-		return notFound("container", id)
-	}
-	v, rel, err := f.resolve(c, dir)
+	v, rel, err := f.locate("Upload", id, dir)
 	if err != nil {
 		return err
 	}
@@ -653,17 +745,7 @@ func (f *fakeEngine) Upload(_ context.Context, id, dir string, r io.Reader) erro
 }
 
 func (f *fakeEngine) Download(_ context.Context, id, path string, fn func(io.Reader) error) error {
-	f.mu.Lock()
-	err := f.record("Download", f.nameOf(id)+" "+path)
-	c := f.find(id)
-	f.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	if c == nil {
-		return notFound("container", id)
-	}
-	v, rel, err := f.resolve(c, path)
+	v, rel, err := f.locate("Download", id, path)
 	if err != nil {
 		return err
 	}
@@ -731,17 +813,7 @@ func (f *fakeEngine) writeArchive(w io.Writer, v *fakeVolume, rel, base string) 
 }
 
 func (f *fakeEngine) StatPath(_ context.Context, id, path string) (daemon.PathStat, error) {
-	f.mu.Lock()
-	err := f.record("StatPath", f.nameOf(id)+" "+path)
-	c := f.find(id)
-	f.mu.Unlock()
-	if err != nil {
-		return daemon.PathStat{}, err
-	}
-	if c == nil {
-		return daemon.PathStat{}, notFound("container", id)
-	}
-	v, rel, err := f.resolve(c, path)
+	v, rel, err := f.locate("StatPath", id, path)
 	if err != nil {
 		return daemon.PathStat{}, err
 	}
