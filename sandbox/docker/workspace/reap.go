@@ -18,7 +18,7 @@ import (
 // exits, nothing followed), so that the removal whoever finds the marker
 // makes (the next run, `runs` reconcile) costs nothing: remove the marker
 // once it has exited 0, then the named volumes that carry the marker's
-// dirtywork.run label (ReapMarked). A marker that exited otherwise left
+// dirtywork.run label (reapMarked). A marker that exited otherwise left
 // something in the volume: it is started again, by whoever finds it,
 // until it empties the volume.
 

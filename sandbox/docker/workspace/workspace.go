@@ -66,7 +66,7 @@ type Workspace struct {
 	// egr is the egress proxy's sidecar (egress.go), once started, for
 	// a run with network; guarded by mu.
 	egr *dockerEgress
-	// reaping is the removal of what finished runs left (ReapMarked);
+	// reaping is the removal of what finished runs left (reapMarked);
 	// Close waits for it.
 	reaping sync.WaitGroup
 	// discarding is the measurer's removal once the worker stopped.
