@@ -9,6 +9,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -31,15 +32,18 @@ type dockerWorkspace interface {
 // dockerBackend is the docker sandbox's entry points; tests substitute
 // them to reach the engine's docker paths without a daemon.
 type dockerBackend struct {
-	preflight func(context.Context, docker.WorkspaceConfig) error
-	open      func(context.Context, docker.WorkspaceConfig) (dockerWorkspace, error)
+	preflight func(context.Context, workspace.Config) error
+	open      func(context.Context, workspace.Config) (dockerWorkspace, error)
 }
 
-// realDocker is the docker sandbox itself.
+// realDocker is the docker sandbox itself, on the daemon the environment
+// names.
 var realDocker = dockerBackend{
-	preflight: docker.Preflight,
-	open: func(ctx context.Context, cfg docker.WorkspaceConfig) (dockerWorkspace, error) {
-		ws, err := docker.Open(ctx, cfg)
+	preflight: func(ctx context.Context, cfg workspace.Config) error {
+		return workspace.Preflight(ctx, docker.ConnectEngine, cfg)
+	},
+	open: func(ctx context.Context, cfg workspace.Config) (dockerWorkspace, error) {
+		ws, err := workspace.Open(ctx, docker.ConnectEngine, cfg)
 		if err != nil {
 			return nil, err // never a typed nil inside the interface
 		}
@@ -69,9 +73,9 @@ func (r *Runner) dockerPreflight(ctx context.Context, p *prepared) error {
 
 // dockerConfig is the workspace configuration that spec and the
 // repository decide; the run's own names and paths come at open.
-func dockerConfig(spec Spec, repo gitops.Repo) docker.WorkspaceConfig {
+func dockerConfig(spec Spec, repo gitops.Repo) workspace.Config {
 	d := spec.Docker
-	return docker.WorkspaceConfig{
+	return workspace.Config{
 		RepoRoot: repo.Root, CommonDir: repo.CommonDir,
 		Image: d.Image, AllowNetwork: d.AllowNetwork, Memory: d.Memory, CPUs: d.CPUs, PidsLimit: spec.PidsLimit,
 		TmpSize: d.TmpSize, GitdirSize: d.GitdirSize, MinFreeMB: d.MinFreeMB,
@@ -89,11 +93,11 @@ func dockerHint(err error) string {
 	switch {
 	case errors.Is(err, docker.ErrDaemonUnreachable), errors.Is(err, docker.ErrTimedOut):
 		return "start the Docker daemon (or point DOCKER_HOST at one that runs), or " + hostModeHint
-	case errors.Is(err, docker.ErrImageMissing):
+	case errors.Is(err, workspace.ErrImageMissing):
 		return "build the worker image with: dirtywork image build (or name another with --image), or " + hostModeHint
-	case errors.Is(err, docker.ErrLowDiskSpace):
+	case errors.Is(err, workspace.ErrLowDiskSpace):
 		return "free disk space for docker (or lower --min-free-mb), or " + hostModeHint
-	case errors.Is(err, docker.ErrNoToolbox):
+	case errors.Is(err, workspace.ErrNoToolbox):
 		return noToolboxHint(runtime.GOOS, runtime.GOARCH)
 	}
 	return "fix the docker setup named above, or " + hostModeHint

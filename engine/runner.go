@@ -19,7 +19,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine/tools"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/sandbox/host"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -97,7 +97,7 @@ type prepared struct {
 	fromRun      *string
 	// docker is the docker workspace's configuration as far as preflight
 	// knows it (docker mode only).
-	docker docker.WorkspaceConfig
+	docker workspace.Config
 	// jailProbe is what the host jail's probe found, and hostMemory and
 	// hostTmp the jail's memory cap and /tmp size in bytes (host mode
 	// only).

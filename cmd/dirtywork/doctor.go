@@ -22,6 +22,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine/provider/openai"
 	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -247,7 +248,7 @@ func checkImage(ctx context.Context, cl *docker.Client, image string) check {
 	defer cancel()
 	id, _, err := cl.ImageExists(cctx, image)
 	switch {
-	case errors.Is(err, docker.ErrImageMissing):
+	case errors.Is(err, workspace.ErrImageMissing):
 		c.Status, c.Problem = checkFail, fmt.Sprintf("the worker image %s is not there", image)
 		c.Fix = imageMissingHint(image) + ", or use --sandbox none (host mode)"
 	case err != nil:

@@ -12,7 +12,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/engine/provider/anthropic"
 	"github.com/dirtywork/dirtywork/sandbox"
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/sandbox/egress"
 	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/spf13/cobra"
@@ -310,7 +310,7 @@ func refusalError(err error, spec engine.Spec, unsent string) error {
 // preflightHint is a refusal's hint; a missing worker image gets the exact
 // command that builds it, which only the command line knows.
 func preflightHint(pe *engine.PreflightError, spec engine.Spec) string {
-	if errors.Is(pe, docker.ErrImageMissing) {
+	if errors.Is(pe, workspace.ErrImageMissing) {
 		if spec.ResumedFrom != nil {
 			return pe.Hint // a resume keeps its image (run.json's) and its sandbox mode
 		}
