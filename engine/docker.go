@@ -9,6 +9,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -36,19 +37,24 @@ type dockerBackend struct {
 	open      func(context.Context, workspace.Config) (dockerWorkspace, error)
 }
 
-// realDocker is the docker sandbox itself, on the daemon the environment
-// names.
+// realDocker is the docker sandbox itself, on the daemon the run names
+// (cfg.DockerHost), else the environment's.
 var realDocker = dockerBackend{
 	preflight: func(ctx context.Context, cfg workspace.Config) error {
-		return workspace.Preflight(ctx, docker.ConnectEngine, cfg)
+		return workspace.Preflight(ctx, engineAt(cfg.DockerHost), cfg)
 	},
 	open: func(ctx context.Context, cfg workspace.Config) (dockerWorkspace, error) {
-		ws, err := workspace.Open(ctx, docker.ConnectEngine, cfg)
+		ws, err := workspace.Open(ctx, engineAt(cfg.DockerHost), cfg)
 		if err != nil {
 			return nil, err // never a typed nil inside the interface
 		}
 		return ws, nil
 	},
+}
+
+// engineAt connects to the daemon at host ("" the environment's).
+func engineAt(host string) func() (daemon.Engine, error) {
+	return func() (daemon.Engine, error) { return docker.ConnectEngineTo(host) }
 }
 
 func (r *Runner) dockerBackend() dockerBackend {
@@ -76,7 +82,7 @@ func (r *Runner) dockerPreflight(ctx context.Context, p *prepared) error {
 func dockerConfig(spec Spec, repo gitops.Repo) workspace.Config {
 	d := spec.Docker
 	return workspace.Config{
-		RepoRoot: repo.Root, CommonDir: repo.CommonDir,
+		DockerHost: d.Host, RepoRoot: repo.Root, CommonDir: repo.CommonDir,
 		Image: d.Image, AllowNetwork: d.AllowNetwork, Memory: d.Memory, CPUs: d.CPUs, PidsLimit: spec.PidsLimit,
 		TmpSize: d.TmpSize, GitdirSize: d.GitdirSize, MinFreeMB: d.MinFreeMB,
 		KeepVolume: d.KeepVolume, DetachRemoval: true, MaxPatchMB: d.MaxPatchMB, WithHistory: d.WithHistory, Setup: d.Setup,

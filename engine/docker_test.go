@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dirtywork/dirtywork/gitops"
+
 	"github.com/dirtywork/dirtywork/engine/provider"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
@@ -420,5 +422,18 @@ func TestDockerAllowCommitRefusedFirst(t *testing.T) {
 	var pe *PreflightError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "--allow-commit requires --sandbox none") || asked {
 		t.Fatalf("err %v, docker asked %v", err, asked)
+	}
+}
+
+// A run names its docker engine (a bench spreads cases over several); the
+// workspace is opened on it.
+func TestDockerConfigCarriesTheEngine(t *testing.T) {
+	t.Parallel()
+	cfg := dockerConfig(Spec{Docker: DockerSpec{Host: "unix:///run/dw-second.sock", Image: "img"}}, gitops.Repo{Root: "/r", CommonDir: "/r/.git"})
+	if cfg.DockerHost != "unix:///run/dw-second.sock" {
+		t.Fatalf("config %+v", cfg)
+	}
+	if _, err := engineAt("ssh://elsewhere")(); err == nil {
+		t.Fatal("an ssh:// engine was taken")
 	}
 }

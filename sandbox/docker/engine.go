@@ -32,8 +32,12 @@ func (c *Client) Local() bool { return strings.HasPrefix(c.endpoint.Host, "unix:
 
 // ConnectEngine is Connect for what takes any daemon.Engine: the docker
 // workspace's entry points.
-func ConnectEngine() (daemon.Engine, error) {
-	cl, err := Connect()
+func ConnectEngine() (daemon.Engine, error) { return ConnectEngineTo("") }
+
+// ConnectEngineTo is ConnectTo for what takes any daemon.Engine: host is a
+// DOCKER_HOST value, "" the environment's daemon.
+func ConnectEngineTo(host string) (daemon.Engine, error) {
+	cl, err := ConnectTo(host)
 	if err != nil {
 		return nil, err // never a typed nil inside the interface
 	}

@@ -10,6 +10,10 @@ import (
 // Config describes the container a docker-sandbox run works in.
 // The engine fills it from the run's Spec and lane.
 type Config struct {
+	// DockerHost is the daemon the run uses, a DOCKER_HOST value; "" is
+	// the environment's. The engine connects with it; the workspace only
+	// talks to what it is given.
+	DockerHost string
 	// Slug names everything the run creates: container dw-<slug>, volume
 	// dw-<slug>-work (and dw-<slug>-tools for the tool server).
 	Slug string
