@@ -9,6 +9,8 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -31,20 +33,28 @@ type dockerWorkspace interface {
 // dockerBackend is the docker sandbox's entry points; tests substitute
 // them to reach the engine's docker paths without a daemon.
 type dockerBackend struct {
-	preflight func(context.Context, docker.WorkspaceConfig) error
-	open      func(context.Context, docker.WorkspaceConfig) (dockerWorkspace, error)
+	preflight func(context.Context, workspace.Config) error
+	open      func(context.Context, workspace.Config) (dockerWorkspace, error)
 }
 
-// realDocker is the docker sandbox itself.
+// realDocker is the docker sandbox itself, on the daemon the run names
+// (cfg.DockerHost), else the environment's.
 var realDocker = dockerBackend{
-	preflight: docker.Preflight,
-	open: func(ctx context.Context, cfg docker.WorkspaceConfig) (dockerWorkspace, error) {
-		ws, err := docker.Open(ctx, cfg)
+	preflight: func(ctx context.Context, cfg workspace.Config) error {
+		return workspace.Preflight(ctx, engineAt(cfg.DockerHost), cfg)
+	},
+	open: func(ctx context.Context, cfg workspace.Config) (dockerWorkspace, error) {
+		ws, err := workspace.Open(ctx, engineAt(cfg.DockerHost), cfg)
 		if err != nil {
 			return nil, err // never a typed nil inside the interface
 		}
 		return ws, nil
 	},
+}
+
+// engineAt connects to the daemon at host ("" the environment's).
+func engineAt(host string) func() (daemon.Engine, error) {
+	return func() (daemon.Engine, error) { return docker.ConnectEngineTo(host) }
 }
 
 func (r *Runner) dockerBackend() dockerBackend {
@@ -69,10 +79,10 @@ func (r *Runner) dockerPreflight(ctx context.Context, p *prepared) error {
 
 // dockerConfig is the workspace configuration that spec and the
 // repository decide; the run's own names and paths come at open.
-func dockerConfig(spec Spec, repo gitops.Repo) docker.WorkspaceConfig {
+func dockerConfig(spec Spec, repo gitops.Repo) workspace.Config {
 	d := spec.Docker
-	return docker.WorkspaceConfig{
-		RepoRoot: repo.Root, CommonDir: repo.CommonDir,
+	return workspace.Config{
+		DockerHost: d.Host, RepoRoot: repo.Root, CommonDir: repo.CommonDir,
 		Image: d.Image, AllowNetwork: d.AllowNetwork, Memory: d.Memory, CPUs: d.CPUs, PidsLimit: spec.PidsLimit,
 		TmpSize: d.TmpSize, GitdirSize: d.GitdirSize, MinFreeMB: d.MinFreeMB,
 		KeepVolume: d.KeepVolume, DetachRemoval: true, MaxPatchMB: d.MaxPatchMB, WithHistory: d.WithHistory, Setup: d.Setup,
@@ -89,11 +99,11 @@ func dockerHint(err error) string {
 	switch {
 	case errors.Is(err, docker.ErrDaemonUnreachable), errors.Is(err, docker.ErrTimedOut):
 		return "start the Docker daemon (or point DOCKER_HOST at one that runs), or " + hostModeHint
-	case errors.Is(err, docker.ErrImageMissing):
+	case errors.Is(err, workspace.ErrImageMissing):
 		return "build the worker image with: dirtywork image build (or name another with --image), or " + hostModeHint
-	case errors.Is(err, docker.ErrLowDiskSpace):
+	case errors.Is(err, workspace.ErrLowDiskSpace):
 		return "free disk space for docker (or lower --min-free-mb), or " + hostModeHint
-	case errors.Is(err, docker.ErrNoToolbox):
+	case errors.Is(err, workspace.ErrNoToolbox):
 		return noToolboxHint(runtime.GOOS, runtime.GOARCH)
 	}
 	return "fix the docker setup named above, or " + hostModeHint

@@ -14,9 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dirtywork/dirtywork/gitops"
+
 	"github.com/dirtywork/dirtywork/engine/provider"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -24,7 +27,7 @@ import (
 // answer from fakeWS, and the test decides what Finalize reports.
 type fakeDocker struct {
 	fakeWS
-	cfg      docker.WorkspaceConfig
+	cfg      workspace.Config
 	fin      sandbox.Finalization
 	finErr   error
 	finalize int
@@ -96,7 +99,7 @@ func dockerSpec(repo string) Spec {
 
 // dockerRunner is a Runner whose docker sandbox is open; prov answers the
 // model's side.
-func dockerRunner(t *testing.T, prov provider.Provider, open func(context.Context, docker.WorkspaceConfig) (dockerWorkspace, error)) (*Runner, *bytes.Buffer) {
+func dockerRunner(t *testing.T, prov provider.Provider, open func(context.Context, workspace.Config) (dockerWorkspace, error)) (*Runner, *bytes.Buffer) {
 	t.Helper()
 	t.Setenv(transcript.HomeEnv, filepath.Join(t.TempDir(), "home"))
 	var stderr bytes.Buffer
@@ -104,7 +107,7 @@ func dockerRunner(t *testing.T, prov provider.Provider, open func(context.Contex
 		Stderr: &stderr, Version: "test",
 		NewProvider: func(Spec) (provider.Provider, error) { return prov, nil },
 		docker: dockerBackend{
-			preflight: func(context.Context, docker.WorkspaceConfig) error { return nil },
+			preflight: func(context.Context, workspace.Config) error { return nil },
 			open:      open,
 		},
 	}, &stderr
@@ -158,7 +161,7 @@ func TestDockerRunIsWiredToTheWorkspace(t *testing.T) {
 	var ws *fakeDocker
 	var laneEntries []string
 	var ran []string
-	r, stderr := dockerRunner(t, prov, func(_ context.Context, cfg docker.WorkspaceConfig) (dockerWorkspace, error) {
+	r, stderr := dockerRunner(t, prov, func(_ context.Context, cfg workspace.Config) (dockerWorkspace, error) {
 		entries, err := os.ReadDir(cfg.Worktree)
 		if err != nil {
 			return nil, err
@@ -271,8 +274,8 @@ func TestDockerRunIsWiredToTheWorkspace(t *testing.T) {
 // the record kept, the worktree and the branch removed.
 func TestDockerSetupFailureRemovesTheLane(t *testing.T) {
 	repo := dockerRepo(t)
-	var cfg docker.WorkspaceConfig
-	r, _ := dockerRunner(t, &fakeProvider{}, func(_ context.Context, c docker.WorkspaceConfig) (dockerWorkspace, error) {
+	var cfg workspace.Config
+	r, _ := dockerRunner(t, &fakeProvider{}, func(_ context.Context, c workspace.Config) (dockerWorkspace, error) {
 		cfg = c
 		return nil, &sandbox.SandboxError{Op: "create container dw-" + c.Slug, Err: errors.New("no space left")}
 	})
@@ -315,7 +318,7 @@ func TestDockerFailureAfterStartExportsFirst(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ws *fakeDocker
-			r, _ := dockerRunner(t, &fakeProvider{}, func(_ context.Context, cfg docker.WorkspaceConfig) (dockerWorkspace, error) {
+			r, _ := dockerRunner(t, &fakeProvider{}, func(_ context.Context, cfg workspace.Config) (dockerWorkspace, error) {
 				// Something already at the transcript's path makes its
 				// creation fail once the container runs.
 				if err := os.WriteFile(filepath.Join(cfg.RunDir, transcript.TranscriptName), nil, 0o600); err != nil {
@@ -359,9 +362,9 @@ func TestDockerPreflightRefusal(t *testing.T) {
 	}{
 		{"daemon", fmt.Errorf("query docker daemon at unix:///x: %w", docker.ErrDaemonUnreachable), "start the Docker daemon"},
 		{"slow daemon", fmt.Errorf("query docker daemon: %w", docker.ErrTimedOut), "start the Docker daemon"},
-		{"image", fmt.Errorf("image dirtywork-worker:test: %w", docker.ErrImageMissing), "dirtywork image build"},
-		{"disk", fmt.Errorf("docker root: %w", docker.ErrLowDiskSpace), "--min-free-mb"},
-		{"no tool server", fmt.Errorf("tool server for image w (linux/riscv64): %w", docker.ErrNoToolbox), "task build:"},
+		{"image", fmt.Errorf("image dirtywork-worker:test: %w", workspace.ErrImageMissing), "dirtywork image build"},
+		{"disk", fmt.Errorf("docker root: %w", workspace.ErrLowDiskSpace), "--min-free-mb"},
+		{"no tool server", fmt.Errorf("tool server for image w (linux/riscv64): %w", workspace.ErrNoToolbox), "task build:"},
 		{"name taken", fmt.Errorf("%w: container dw-x already exists", docker.ErrConflict), "fix the docker setup"},
 	}
 	for _, tt := range tests {
@@ -369,13 +372,13 @@ func TestDockerPreflightRefusal(t *testing.T) {
 			home := filepath.Join(t.TempDir(), "home")
 			t.Setenv(transcript.HomeEnv, home)
 			repo := dockerRepo(t)
-			var got docker.WorkspaceConfig
+			var got workspace.Config
 			r := &Runner{
 				Stderr: &bytes.Buffer{}, Version: "test",
 				NewProvider: func(Spec) (provider.Provider, error) { return &fakeProvider{}, nil },
 				docker: dockerBackend{
-					preflight: func(_ context.Context, cfg docker.WorkspaceConfig) error { got = cfg; return tt.err },
-					open: func(context.Context, docker.WorkspaceConfig) (dockerWorkspace, error) {
+					preflight: func(_ context.Context, cfg workspace.Config) error { got = cfg; return tt.err },
+					open: func(context.Context, workspace.Config) (dockerWorkspace, error) {
 						t.Error("a refused run opened a workspace")
 						return nil, errors.New("unreachable")
 					},
@@ -409,8 +412,8 @@ func TestDockerAllowCommitRefusedFirst(t *testing.T) {
 		Stderr: &bytes.Buffer{}, Version: "test",
 		NewProvider: func(Spec) (provider.Provider, error) { return &fakeProvider{}, nil },
 		docker: dockerBackend{
-			preflight: func(context.Context, docker.WorkspaceConfig) error { asked = true; return nil },
-			open:      func(context.Context, docker.WorkspaceConfig) (dockerWorkspace, error) { return nil, errors.New("no") },
+			preflight: func(context.Context, workspace.Config) error { asked = true; return nil },
+			open:      func(context.Context, workspace.Config) (dockerWorkspace, error) { return nil, errors.New("no") },
 		},
 	}
 	spec := dockerSpec(dockerRepo(t))
@@ -419,5 +422,18 @@ func TestDockerAllowCommitRefusedFirst(t *testing.T) {
 	var pe *PreflightError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Msg, "--allow-commit requires --sandbox none") || asked {
 		t.Fatalf("err %v, docker asked %v", err, asked)
+	}
+}
+
+// A run names its docker engine (a bench spreads cases over several); the
+// workspace is opened on it.
+func TestDockerConfigCarriesTheEngine(t *testing.T) {
+	t.Parallel()
+	cfg := dockerConfig(Spec{Docker: DockerSpec{Host: "unix:///run/dw-second.sock", Image: "img"}}, gitops.Repo{Root: "/r", CommonDir: "/r/.git"})
+	if cfg.DockerHost != "unix:///run/dw-second.sock" {
+		t.Fatalf("config %+v", cfg)
+	}
+	if _, err := engineAt("ssh://elsewhere")(); err == nil {
+		t.Fatal("an ssh:// engine was taken")
 	}
 }

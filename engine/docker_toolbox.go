@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/sandbox/toolbox/carried"
 )
 
@@ -29,26 +29,26 @@ var hostToolbox = toolboxChooser{
 }
 
 // toolbox is the tool server for an image of goarch, or an error wrapping
-// docker.ErrNoToolbox that says what this build carries instead.
-func (c toolboxChooser) toolbox(goarch string) (docker.Toolbox, error) {
+// workspace.ErrNoToolbox that says what this build carries instead.
+func (c toolboxChooser) toolbox(goarch string) (workspace.Toolbox, error) {
 	if c.goos == "linux" && goarch == c.goarch {
 		exe, err := c.executable()
 		if err != nil {
-			return docker.Toolbox{}, fmt.Errorf("find this program's binary for the container's tool server: %w", err)
+			return workspace.Toolbox{}, fmt.Errorf("find this program's binary for the container's tool server: %w", err)
 		}
-		return docker.Toolbox{Path: exe}, nil
+		return workspace.Toolbox{Path: exe}, nil
 	}
 	if data, ok := c.carried(goarch); ok {
-		return docker.Toolbox{Data: data}, nil
+		return workspace.Toolbox{Data: data}, nil
 	}
 	carries := "carries no Linux builds"
 	if arches := c.carriedArches(); len(arches) > 0 {
 		carries = "carries Linux builds for " + strings.Join(arches, ", ") + " only"
 	}
-	return docker.Toolbox{}, fmt.Errorf("%w: this %s/%s build of dirtywork %s", docker.ErrNoToolbox, c.goos, c.goarch, carries)
+	return workspace.Toolbox{}, fmt.Errorf("%w: this %s/%s build of dirtywork %s", workspace.ErrNoToolbox, c.goos, c.goarch, carries)
 }
 
-// noToolboxHint is the fix for docker.ErrNoToolbox on a goos/goarch host:
+// noToolboxHint is the fix for workspace.ErrNoToolbox on a goos/goarch host:
 // the command, run in a checkout of dirtywork, that makes a build carrying
 // the Linux tool servers, and the binary it makes.
 func noToolboxHint(goos, goarch string) string {

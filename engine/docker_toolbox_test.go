@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 )
 
 // fakeCarried is a carried-builds lookup holding builds and recording what
@@ -71,13 +71,13 @@ func TestToolboxChooser(t *testing.T) {
 			name: "macOS host, nothing carried for the image",
 			host: "darwin/arm64", builds: map[string][]byte{"arm64": arm64}, image: "amd64",
 			wantAsked: []string{"amd64"},
-			wantErr:   docker.ErrNoToolbox, wantErrTexts: []string{"darwin/arm64", "arm64 only"},
+			wantErr:   workspace.ErrNoToolbox, wantErrTexts: []string{"darwin/arm64", "arm64 only"},
 		},
 		{
 			name: "linux host carrying nothing, image of another architecture",
 			host: "linux/amd64", image: "arm64",
 			wantAsked: []string{"arm64"},
-			wantErr:   docker.ErrNoToolbox, wantErrTexts: []string{"linux/amd64", "carries no Linux builds"},
+			wantErr:   workspace.ErrNoToolbox, wantErrTexts: []string{"linux/amd64", "carries no Linux builds"},
 		},
 		{
 			name: "linux host that cannot find its own binary",
@@ -103,7 +103,7 @@ func TestToolboxChooser(t *testing.T) {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("toolbox(%s): %v, want %v", tt.image, err, tt.wantErr)
 				}
-				if !errors.Is(tt.wantErr, docker.ErrNoToolbox) && errors.Is(err, docker.ErrNoToolbox) {
+				if !errors.Is(tt.wantErr, workspace.ErrNoToolbox) && errors.Is(err, workspace.ErrNoToolbox) {
 					t.Errorf("toolbox(%s): %v, should not be ErrNoToolbox", tt.image, err)
 				}
 				for _, s := range tt.wantErrTexts {
@@ -155,7 +155,7 @@ func TestNoToolboxHintNamesRealTasks(t *testing.T) {
 			}
 		}
 	}
-	wrapped := fmt.Errorf("tool server for image w (linux/riscv64): %w", docker.ErrNoToolbox)
+	wrapped := fmt.Errorf("tool server for image w (linux/riscv64): %w", workspace.ErrNoToolbox)
 	if dockerHint(wrapped) == dockerHint(errors.New("other")) {
 		t.Errorf("ErrNoToolbox gets the generic hint %q", dockerHint(wrapped))
 	}

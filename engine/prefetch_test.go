@@ -9,7 +9,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/engine/provider"
 	"github.com/dirtywork/dirtywork/sandbox"
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -27,7 +27,7 @@ func TestFirstRequestGoesOutWhileTheSandboxOpens(t *testing.T) {
 	}}
 	spec := dockerSpec(repo)
 	spec.Docker.Setup = ""
-	r, stderr := dockerRunner(t, prov, func(_ context.Context, cfg docker.WorkspaceConfig) (dockerWorkspace, error) {
+	r, stderr := dockerRunner(t, prov, func(_ context.Context, cfg workspace.Config) (dockerWorkspace, error) {
 		select {
 		case <-asked:
 		case <-time.After(10 * time.Second):
@@ -73,7 +73,7 @@ func TestSandboxFailureCancelsThePrefetchedRequest(t *testing.T) {
 	}}
 	spec := dockerSpec(repo)
 	spec.Docker.Setup = ""
-	r, stderr := dockerRunner(t, prov, func(context.Context, docker.WorkspaceConfig) (dockerWorkspace, error) {
+	r, stderr := dockerRunner(t, prov, func(context.Context, workspace.Config) (dockerWorkspace, error) {
 		select {
 		case <-asked:
 		case <-time.After(10 * time.Second):

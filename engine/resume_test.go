@@ -14,6 +14,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -85,7 +86,7 @@ type dockerOpener struct {
 	openErr error
 }
 
-func (o *dockerOpener) open(_ context.Context, cfg docker.WorkspaceConfig) (dockerWorkspace, error) {
+func (o *dockerOpener) open(_ context.Context, cfg workspace.Config) (dockerWorkspace, error) {
 	if o.openErr != nil {
 		return nil, o.openErr
 	}
@@ -269,7 +270,7 @@ func TestTranscriptTail(t *testing.T) {
 
 func TestResumeRefusalHintsKeepTheSandboxMode(t *testing.T) {
 	r, prior, _ := priorDockerRun(t)
-	r.docker.preflight = func(context.Context, docker.WorkspaceConfig) error { return docker.ErrDaemonUnreachable }
+	r.docker.preflight = func(context.Context, workspace.Config) error { return docker.ErrDaemonUnreachable }
 	_, err := r.Resume(t.Context(), resumeReq(filepath.Base(prior.RunDir)))
 	var pe *PreflightError
 	if !errors.As(err, &pe) {

@@ -13,12 +13,13 @@ import (
 
 	"github.com/dirtywork/dirtywork/engine/policy"
 	"github.com/dirtywork/dirtywork/engine/provider"
+	"github.com/dirtywork/dirtywork/engine/provider/anthropic"
 	"github.com/dirtywork/dirtywork/engine/provider/openai"
 	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/engine/tools"
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/sandbox/host"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 	"github.com/dirtywork/dirtywork/transcript"
@@ -96,7 +97,7 @@ type prepared struct {
 	fromRun      *string
 	// docker is the docker workspace's configuration as far as preflight
 	// knows it (docker mode only).
-	docker docker.WorkspaceConfig
+	docker workspace.Config
 	// jailProbe is what the host jail's probe found, and hostMemory and
 	// hostTmp the jail's memory cap and /tmp size in bytes (host mode
 	// only).
@@ -143,9 +144,6 @@ func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
 		return nil, refuse("", "--allow-commit requires --sandbox none: docker export carries files, not commits")
 	}
 	// 3. The model server and the model.
-	if spec.Provider == "anthropic" {
-		return nil, refuse("use --provider openai", "the anthropic provider is not available in this build yet")
-	}
 	newProvider := r.NewProvider
 	if newProvider == nil {
 		newProvider = defaultProvider
@@ -159,15 +157,14 @@ func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
 	models, err := prov.ListModels(listCtx)
 	cancel()
 	if err != nil {
-		return nil, refuse("is the model server running at "+prov.BaseURL()+"? With LM Studio, `lms ps` lists the loaded models; see also --base-url",
-			"%v", err)
+		return nil, refuse(serverHint(prov), "%v", err)
 	}
 	if !contains(models, spec.Model) {
 		loaded := "none"
 		if len(models) > 0 {
 			loaded = strings.Join(models, ", ")
 		}
-		return nil, refuse("Load it with: lms load "+spec.Model, "model '%s' not loaded (loaded: %s).", spec.Model, loaded)
+		return nil, refuse(modelHint(prov, spec.Model), "model '%s' not loaded (loaded: %s).", spec.Model, loaded)
 	}
 	r.mark("preflight_models")
 	// 4. The context window.
@@ -200,10 +197,31 @@ func (r *Runner) preflight(ctx context.Context, spec Spec) (*prepared, error) {
 
 func defaultProvider(spec Spec) (provider.Provider, error) {
 	switch spec.Provider {
-	case "openai":
+	case openai.Name:
 		return openai.New(openai.Config{BaseURL: spec.BaseURL, APIKey: spec.APIKey}), nil
+	case anthropic.Name:
+		return anthropic.New(anthropic.Config{BaseURL: spec.BaseURL, APIKey: spec.APIKey}), nil
 	}
 	return nil, fmt.Errorf("unknown provider '%s'", spec.Provider)
+}
+
+// serverHint is the hint of a refusal for a model server that did not
+// list its models (E-4.3: the OpenAI path names LM Studio's `lms ps`, the
+// Anthropic one the key and the endpoint).
+func serverHint(prov provider.Provider) string {
+	if prov.Name() == anthropic.Name {
+		return "check that " + anthropic.KeyEnv + " holds a valid key and that " + prov.BaseURL() + " is reachable; see also --base-url"
+	}
+	return "is the model server running at " + prov.BaseURL() + "? With LM Studio, `lms ps` lists the loaded models; see also --base-url"
+}
+
+// modelHint is the hint of a refusal for a model the server does not
+// list.
+func modelHint(prov provider.Provider, model string) string {
+	if prov.Name() == anthropic.Name {
+		return "pick one of the listed models with --model"
+	}
+	return "Load it with: lms load " + model
 }
 
 func (r *Runner) resolveWindow(ctx context.Context, p *prepared) error {

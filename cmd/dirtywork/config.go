@@ -13,6 +13,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/pflag"
+
+	"github.com/dirtywork/dirtywork/engine/provider/anthropic"
 )
 
 // configPath is where defaults for run flags live:
@@ -203,6 +205,18 @@ func normalURL(u string) (string, error) {
 		return "", fmt.Errorf("%q is not a base URL such as http://host:port/v1", u)
 	}
 	return strings.ToLower(p.Scheme) + "://" + strings.ToLower(p.Host) + strings.TrimRight(p.Path, "/"), nil
+}
+
+// modelServerKey is the key run sends to the model server at baseURL.
+// The Anthropic API's comes from ANTHROPIC_API_KEY (E-60), read here in
+// dirtywork's own process and sent, as x-api-key, to the base URL alone;
+// an OpenAI-compatible server's is apiKeyFor's. Neither key ever reaches
+// the other provider's server.
+func modelServerKey(providerName, baseURL, configFile string) (key, unsent string, err error) {
+	if providerName == anthropic.Name {
+		return os.Getenv(anthropic.KeyEnv), "", nil
+	}
+	return apiKeyFor(baseURL, configFile)
 }
 
 // apiKeyFor is the bearer token to send to baseURL: DIRTYWORK_API_KEY, else

@@ -18,9 +18,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/dirtywork/dirtywork/engine/provider/anthropic"
 	"github.com/dirtywork/dirtywork/engine/provider/openai"
 	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -65,7 +67,7 @@ var minGitMerge = [3]int{2, 38, 0}
 
 func newDoctorCmd(io *streams) *cobra.Command {
 	var asJSON bool
-	var baseURL, model, image string
+	var baseURL, model, image, providerName string
 	cmd := &cobra.Command{
 		Use:   "doctor [--json]",
 		Short: "Check what dirtywork needs: git, docker and the worker image, the host sandbox, the model server, the runs",
@@ -75,8 +77,9 @@ func newDoctorCmd(io *streams) *cobra.Command {
   docker         the daemon dirtywork would use (which endpoint, from where) and its version
   image          the worker image (--image, default this version's)
   host sandbox   the host jail's layers on this kernel (Landlock, namespaces, limits)
-  model server   the server at --base-url (as run resolves it) and the models it serves;
-                 with --model (or DIRTYWORK_MODEL, or the config file), whether it is loaded
+  model server   the server at --base-url (as run resolves it for --provider) and the models
+                 it serves; with --model (or DIRTYWORK_MODEL, or the config file), whether it
+                 is loaded; for --provider anthropic, that ANTHROPIC_API_KEY is set and works
   runs           the runs root: a private directory of this user, and how many runs it holds
   orphans        what runs reconcile --dry-run finds: crashed runs and their leftovers
 
@@ -91,14 +94,19 @@ detail, problem, fix, data}]}; text written to a terminal is made safe to show.`
 			if err != nil {
 				return usageErrorf("%v", err)
 			}
+			switch providerName {
+			case openai.Name, anthropic.Name:
+			default:
+				return usageErrorf("--provider must be openai or anthropic, got '%s'", providerName)
+			}
 			if !fs.Changed("base-url") && !fromConfig["base-url"] {
-				baseURL = defaultOpenAIBaseURL
+				baseURL = defaultBaseURL(providerName)
 			}
 			wantModel := ""
 			if fs.Changed("model") || fromConfig["model"] {
 				wantModel = model
 			}
-			rep := runDoctor(c.Context(), doctorInputs{baseURL: baseURL, model: wantModel, image: image})
+			rep := runDoctor(c.Context(), doctorInputs{provider: providerName, baseURL: baseURL, model: wantModel, image: image})
 			if asJSON {
 				if err := writeJSON(io.out, rep); err != nil {
 					return err
@@ -114,6 +122,7 @@ detail, problem, fix, data}]}; text written to a terminal is made safe to show.`
 	}
 	f := cmd.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the report as one JSON object")
+	f.StringVar(&providerName, "provider", openai.Name, "model server protocol to check: openai or anthropic")
 	f.StringVar(&baseURL, "base-url", "", "model server to check (env DIRTYWORK_BASE_URL; default as for run)")
 	f.StringVar(&model, "model", defaultModel, "model that must be loaded (checked when given, or set by DIRTYWORK_MODEL or the config file)")
 	f.StringVar(&image, "image", defaultImage(), "worker image to look for")
@@ -137,7 +146,7 @@ func doctorIgnores(have *pflag.FlagSet) map[string]bool {
 
 // doctorInputs are what the checks are about.
 type doctorInputs struct {
-	baseURL, model, image string
+	provider, baseURL, model, image string
 }
 
 // runDoctor runs every check.
@@ -148,7 +157,7 @@ func runDoctor(ctx context.Context, in doctorInputs) doctorReport {
 	if cl != nil {
 		_ = cl.Close() // idle connections only
 	}
-	checks = append(checks, checkHostSandbox(ctx), checkModelServer(ctx, in.baseURL, in.model))
+	checks = append(checks, checkHostSandbox(ctx), checkModelServer(ctx, in.provider, in.baseURL, in.model))
 	checks = append(checks, checkRuns(ctx)...)
 	rep := doctorReport{OK: true, Checks: checks}
 	for _, c := range checks {
@@ -239,7 +248,7 @@ func checkImage(ctx context.Context, cl *docker.Client, image string) check {
 	defer cancel()
 	id, _, err := cl.ImageExists(cctx, image)
 	switch {
-	case errors.Is(err, docker.ErrImageMissing):
+	case errors.Is(err, workspace.ErrImageMissing):
 		c.Status, c.Problem = checkFail, fmt.Sprintf("the worker image %s is not there", image)
 		c.Fix = imageMissingHint(image) + ", or use --sandbox none (host mode)"
 	case err != nil:
@@ -314,7 +323,10 @@ func layerDetail(d string) string {
 
 // checkModelServer lists the models of the server at baseURL, with the
 // key run would send; model, when given, must be among them.
-func checkModelServer(ctx context.Context, baseURL, model string) check {
+func checkModelServer(ctx context.Context, providerName, baseURL, model string) check {
+	if providerName == anthropic.Name {
+		return checkAnthropic(ctx, baseURL, model)
+	}
 	c := check{Name: "model server", Detail: baseURL}
 	key, unsent, err := apiKeyFor(baseURL, configPath())
 	if err != nil {
@@ -332,14 +344,40 @@ func checkModelServer(ctx context.Context, baseURL, model string) check {
 		}
 		return c
 	}
-	c.Data = map[string]any{"base_url": baseURL, "models": models}
+	return listedModels(c, openai.Name, baseURL, model, models, "Load it with: lms load "+model)
+}
+
+// checkAnthropic checks the Anthropic API at baseURL: the key is set, and
+// with it the API lists its models, model among them when given.
+func checkAnthropic(ctx context.Context, baseURL, model string) check {
+	c := check{Name: "model server", Detail: baseURL}
+	key := os.Getenv(anthropic.KeyEnv)
+	if key == "" {
+		c.Status, c.Problem = checkFail, anthropic.KeyEnv+" is not set"
+		c.Fix = "export " + anthropic.KeyEnv + " with an API key; dirtywork reads it in its own process and sends it to " + baseURL + " alone"
+		return c
+	}
+	cctx, cancel := context.WithTimeout(ctx, anthropic.PreflightTimeout)
+	defer cancel()
+	models, err := anthropic.New(anthropic.Config{BaseURL: baseURL, APIKey: key}).ListModels(cctx)
+	if err != nil {
+		c.Status, c.Problem = checkFail, err.Error()
+		c.Fix = "check that " + anthropic.KeyEnv + " holds a valid key and that " + baseURL + " is reachable (--base-url, DIRTYWORK_BASE_URL)"
+		return c
+	}
+	return listedModels(c, anthropic.Name, baseURL, model, models, "pick one of the listed models with --model")
+}
+
+// listedModels finishes a model server check from the models it lists.
+func listedModels(c check, providerName, baseURL, model string, models []string, fix string) check {
+	c.Data = map[string]any{"provider": providerName, "base_url": baseURL, "models": models}
 	c.Status = checkOK
 	c.Detail = fmt.Sprintf("%s: %d model(s): %s", baseURL, len(models), strings.Join(models, ", "))
 	if len(models) == 0 {
 		c.Status, c.Problem, c.Fix = checkWarn, "the server serves no model", "load one (LM Studio: lms load <model>)"
 	}
 	if model != "" && !slices.Contains(models, model) {
-		c.Status, c.Problem, c.Fix = checkFail, fmt.Sprintf("model '%s' is not loaded", model), "Load it with: lms load "+model
+		c.Status, c.Problem, c.Fix = checkFail, fmt.Sprintf("model '%s' is not loaded", model), fix
 	}
 	return c
 }

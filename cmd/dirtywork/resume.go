@@ -66,6 +66,7 @@ status, 2 refused with nothing created and the resumed run untouched).`,
 			if err != nil {
 				return err
 			}
+			baseGiven := fs.Changed("base-url") || fromConfig["base-url"]
 			spec.ResumedFrom = &args[0] // marks the refusals as a resume's
 			parent, child := detachMode(c)
 			if parent {
@@ -81,7 +82,7 @@ status, 2 refused with nothing created and the resumed run untouched).`,
 			}
 			return executeRun(c.Context(), io, spec, child, func(r *engine.Runner, s engine.Spec) (*engine.Payload, error) {
 				req.Spec = s // with the API key
-				return resumeInStore(c.Context(), store, r, req)
+				return resumeInStore(c.Context(), store, r, req, baseGiven)
 			})
 		},
 	}
@@ -111,7 +112,7 @@ func inheritedOrCarried() map[string]bool {
 // of this store, or a run directory when it holds a path separator (RE-1).
 // A refusal is an *engine.PreflightError: nothing was created and the
 // resumed run is as it was.
-func resumeInStore(ctx context.Context, s *runs.Store, r *engine.Runner, req engine.ResumeRequest) (*engine.Payload, error) {
+func resumeInStore(ctx context.Context, s *runs.Store, r *engine.Runner, req engine.ResumeRequest, baseGiven bool) (*engine.Payload, error) {
 	if req.Run == nil {
 		run, err := s.Find(req.Target)
 		if err != nil {
@@ -119,5 +120,31 @@ func resumeInStore(ctx context.Context, s *runs.Store, r *engine.Runner, req eng
 		}
 		req.Run = run
 	}
+	req.Spec = carryProvider(req, baseGiven)
 	return r.Resume(ctx, req)
+}
+
+// carryProvider points a resume at the resumed run's model server: the
+// engine carries the run's provider, and when that is not the one the
+// flags were resolved for, the base URL (unless given) and the key must
+// be that provider's too, or the key of one would go to the other. A
+// record that cannot be read is left to the engine to report.
+func carryProvider(req engine.ResumeRequest, baseGiven bool) engine.Spec {
+	spec := req.Spec
+	if req.Run == nil {
+		return spec
+	}
+	prior, err := runs.ReadPrior(req.Run)
+	if err != nil || req.ProviderGiven || prior.Provider == spec.Provider {
+		return spec
+	}
+	spec.Provider = prior.Provider
+	if !baseGiven {
+		spec.BaseURL = defaultBaseURL(prior.Provider)
+	}
+	spec.APIKey = ""
+	if key, _, err := modelServerKey(spec.Provider, spec.BaseURL, configPath()); err == nil {
+		spec.APIKey = key
+	}
+	return spec
 }

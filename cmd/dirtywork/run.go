@@ -10,8 +10,9 @@ import (
 
 	workerimage "github.com/dirtywork/dirtywork/docker"
 	"github.com/dirtywork/dirtywork/engine"
+	"github.com/dirtywork/dirtywork/engine/provider/anthropic"
 	"github.com/dirtywork/dirtywork/sandbox"
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/sandbox/egress"
 	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/spf13/cobra"
@@ -22,8 +23,16 @@ import (
 const (
 	defaultModel         = "qwen/qwen3-coder-next"
 	defaultOpenAIBaseURL = "http://localhost:1234/v1"
-	defaultAnthropicURL  = "https://api.anthropic.com"
+	defaultAnthropicURL  = anthropic.DefaultBaseURL
 )
+
+// defaultBaseURL is the provider's base URL when none is given (E-2).
+func defaultBaseURL(providerName string) string {
+	if providerName == anthropic.Name {
+		return defaultAnthropicURL
+	}
+	return defaultOpenAIBaseURL
+}
 
 // defaultImage is the locally built worker image of this version, the one
 // `dirtywork image build` makes by default.
@@ -162,10 +171,7 @@ func (f *runFlags) settings(fs *pflag.FlagSet, fromConfig map[string]bool) (engi
 
 	baseURL := f.baseURL
 	if !fs.Changed("base-url") && !fromConfig["base-url"] {
-		baseURL = defaultOpenAIBaseURL
-		if f.provider == "anthropic" {
-			baseURL = defaultAnthropicURL
-		}
+		baseURL = defaultBaseURL(f.provider)
 	}
 	s = engine.Spec{
 		Model: f.model, Provider: f.provider, BaseURL: baseURL,
@@ -260,7 +266,7 @@ func executeRun(ctx context.Context, io *streams, spec engine.Spec, detachedChil
 func runAndPrint(ctx context.Context, io *streams, spec engine.Spec, onStarted func(engine.Started),
 	start func(*engine.Runner, engine.Spec) (*engine.Payload, error),
 ) (*engine.Payload, error) {
-	key, unsent, err := apiKeyFor(spec.BaseURL, configPath())
+	key, unsent, err := modelServerKey(spec.Provider, spec.BaseURL, configPath())
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}
@@ -304,7 +310,7 @@ func refusalError(err error, spec engine.Spec, unsent string) error {
 // preflightHint is a refusal's hint; a missing worker image gets the exact
 // command that builds it, which only the command line knows.
 func preflightHint(pe *engine.PreflightError, spec engine.Spec) string {
-	if errors.Is(pe, docker.ErrImageMissing) {
+	if errors.Is(pe, workspace.ErrImageMissing) {
 		if spec.ResumedFrom != nil {
 			return pe.Hint // a resume keeps its image (run.json's) and its sandbox mode
 		}

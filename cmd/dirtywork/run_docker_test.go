@@ -21,6 +21,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/engine/provider/scripted"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 )
 
 // Environment of the docker tests.
@@ -105,7 +106,7 @@ func buildDirtywork(t *testing.T) string {
 	// The runs of this build share its toolbox volume: the last test to
 	// end removes it (the daemon keeps it while another test's container
 	// uses it, and a run that finds it gone makes it again).
-	if name, err := docker.ToolboxVolumeName(bin); err == nil {
+	if name, err := workspace.ToolboxVolumeName(bin); err == nil {
 		t.Cleanup(func() {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 30*time.Second)
 			defer cancel()

@@ -360,7 +360,7 @@ func TestRunPreflightRefusals(t *testing.T) {
 		{"negative stall", []string{"--stall-turns", "-1"}, nil, "--stall-turns must be at least 0"},
 		{"zero turns", []string{"--max-turns", "0"}, nil, "--max-turns must be at least 1"},
 		{"bogus provider", []string{"--provider", "bogus"}, nil, "--provider must be openai or anthropic"},
-		{"anthropic not yet", []string{"--provider", "anthropic"}, nil, "anthropic provider is not available"},
+		{"anthropic without a key", []string{"--provider", "anthropic"}, []string{"ANTHROPIC_API_KEY="}, "ANTHROPIC_API_KEY is not set"},
 		{"allow-commit with docker", []string{"--sandbox", "docker", "--allow-commit"}, nil, "--allow-commit requires --sandbox none: docker export carries files, not commits"},
 		{"unknown flag", []string{"--bogus"}, nil, "unknown flag"},
 		{"unknown run", []string{"--branch-from", "@no-such-run"}, nil, "unknown run 'no-such-run'"},

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/engine"
 	"github.com/dirtywork/dirtywork/engine/provider/scripted"
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 )
 
 // docker is the default sandbox; without a daemon the run is refused at
@@ -44,7 +44,7 @@ func TestRunDockerWithoutDaemonIsRefused(t *testing.T) {
 func TestPreflightHintForMissingImage(t *testing.T) {
 	t.Parallel()
 	spec := engine.Spec{Docker: engine.DockerSpec{Image: "dirtywork-worker:custom"}}
-	missing := &engine.PreflightError{Msg: "no image", Hint: "generic", Err: fmt.Errorf("inspect: %w", docker.ErrImageMissing)}
+	missing := &engine.PreflightError{Msg: "no image", Hint: "generic", Err: fmt.Errorf("inspect: %w", workspace.ErrImageMissing)}
 	hint := preflightHint(missing, spec)
 	if !strings.Contains(hint, "build it with: dirtywork image build --tag dirtywork-worker:custom ") ||
 		!strings.Contains(hint, "--sandbox none") {

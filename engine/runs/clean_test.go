@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/sandbox/export"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -301,8 +301,8 @@ func TestCleanExportsAVolumeWhoseTreeNeverReachedTheWorktree(t *testing.T) {
 	// keeps the volume.
 	e.store = Open(e.root, WithDocker(e.docker), WithExporter(func(context.Context, string, ExportOptions) (*ExportResult, error) {
 		return &ExportResult{Status: "export_failed: worktree exceeds 2048 MB"}, nil
-	}), WithSalvager(func(context.Context, string, ExportOptions) (docker.VolumeSalvage, error) {
-		return docker.VolumeSalvage{}, errors.New("the daemon went away")
+	}), WithSalvager(func(context.Context, string, ExportOptions) (workspace.VolumeSalvage, error) {
+		return workspace.VolumeSalvage{}, errors.New("the daemon went away")
 	}))
 	wt = e.addLaneRun(repo, "vol2", map[string]any{"sandbox": "docker", "volume": "dw-vol2-work"})
 	for _, n := range []string{"a.txt", "b.txt"} {
@@ -445,13 +445,13 @@ func TestCleanForceSalvagesAnUnexportableVolume(t *testing.T) {
 		WithExporter(func(_ context.Context, slug string, _ ExportOptions) (*ExportResult, error) {
 			return &ExportResult{Slug: slug, Status: "export_failed: archive exceeds 10 files at 'x'"}, nil
 		}),
-		WithSalvager(func(_ context.Context, slug string, opts ExportOptions) (docker.VolumeSalvage, error) {
+		WithSalvager(func(_ context.Context, slug string, opts ExportOptions) (workspace.VolumeSalvage, error) {
 			salvages++
 			if slug != "refused" || opts.RunsRoot != e.root {
 				t.Errorf("salvage of %s in %s", slug, opts.RunsRoot)
 			}
 			writeFile(t, filepath.Join(wt, "salvaged.txt"), "the worker wrote this\n")
-			return docker.VolumeSalvage{
+			return workspace.VolumeSalvage{
 				Entries: 1, Bytes: 22, LeftOutCount: 3,
 				LeftOut: []export.LeftOut{{Name: "x", Reason: "archive exceeds 10 files at 'x'"}, {Name: "y", Reason: "archive exceeds 10 files at 'y'"}},
 				Dropped: []string{"sub/.git"},

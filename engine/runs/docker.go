@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/volstore"
 )
 
 // Docker is what the store needs of the Docker daemon: listing dirtywork's
@@ -28,7 +29,7 @@ type Docker interface {
 	// kernel held (images in this home, and the loop devices backed by
 	// them); ReleaseVolumeStore detaches and deletes the one of a volume
 	// that is gone, reporting whether there was one.
-	VolumeStores(ctx context.Context) ([]docker.VolumeStore, error)
+	VolumeStores(ctx context.Context) ([]volstore.Listed, error)
 	ReleaseVolumeStore(ctx context.Context, volume string) (bool, error)
 }
 
@@ -103,10 +104,10 @@ func (d *daemon) StartContainer(ctx context.Context, name string, want map[strin
 	return cl.StartLabelledContainer(ctx, name, want)
 }
 
-func (d *daemon) VolumeStores(context.Context) ([]docker.VolumeStore, error) {
-	return docker.ListVolumeStores()
+func (d *daemon) VolumeStores(context.Context) ([]volstore.Listed, error) {
+	return volstore.List()
 }
 
 func (d *daemon) ReleaseVolumeStore(_ context.Context, volume string) (bool, error) {
-	return docker.ReleaseVolumeStore(volume)
+	return volstore.Release(volume)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/sandbox/seal"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -41,13 +42,15 @@ type ExportResult struct {
 	Fin       sandbox.Finalization
 }
 
-// exportVolume is the docker export; tests substitute it to reach every
-// path without a daemon.
-var exportVolume = docker.ExportVolume
+// exportVolume is the docker export, through the environment's daemon;
+// tests substitute it to reach every path without a daemon.
+var exportVolume = func(ctx context.Context, cfg workspace.VolumeExport) (sandbox.Finalization, error) {
+	return workspace.ExportVolume(ctx, docker.ConnectEngine, cfg)
+}
 
 // checkExportLane refuses a worktree holding anyone's work; a variable
 // for the same reason.
-var checkExportLane = docker.CheckExportLane
+var checkExportLane = workspace.CheckExportLane
 
 // ExportRun exports the kept work volume of the docker run slug into its
 // lane, and records the result in its run.json. Whatever
@@ -64,7 +67,7 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	}
 	fin, err := exportVolume(ctx, cfg)
 	if err != nil {
-		if errors.Is(err, docker.ErrVolumeMissing) {
+		if errors.Is(err, workspace.ErrVolumeMissing) {
 			msg := fmt.Sprintf("volume %s of '%s' does not exist", cfg.Volume, slug)
 			return nil, &Refusal{Msg: msg, Err: errors.New(msg)}
 		}
@@ -105,18 +108,21 @@ func ExportRun(ctx context.Context, slug string, opts ExportOptions) (*ExportRes
 	return res, nil
 }
 
-// salvageVolume is the docker salvage; tests substitute it.
-var salvageVolume = docker.SalvageVolume
+// salvageVolume is the docker salvage, through the environment's daemon;
+// tests substitute it.
+var salvageVolume = func(ctx context.Context, cfg workspace.VolumeExport) (workspace.VolumeSalvage, error) {
+	return workspace.SalvageVolume(ctx, docker.ConnectEngine, cfg)
+}
 
 // SalvageRun writes into the lane of the docker run slug what can be
 // written of its kept work volume when the export refuses the tree as a
-// whole (docker.SalvageVolume), for the cleanup that parks it before the
+// whole (workspace.SalvageVolume), for the cleanup that parks it before the
 // volume goes. It refuses what ExportRun refuses, and records nothing in
 // run.json: the run's export did not succeed.
-func SalvageRun(ctx context.Context, slug string, opts ExportOptions) (docker.VolumeSalvage, error) {
+func SalvageRun(ctx context.Context, slug string, opts ExportOptions) (workspace.VolumeSalvage, error) {
 	cfg, _, err := volumeExportOf(ctx, slug, opts)
 	if err != nil {
-		return docker.VolumeSalvage{}, err
+		return workspace.VolumeSalvage{}, err
 	}
 	return salvageVolume(ctx, cfg)
 }
@@ -124,10 +130,10 @@ func SalvageRun(ctx context.Context, slug string, opts ExportOptions) (docker.Vo
 // volumeExportOf is what exporting slug's volume takes, once every
 // refusal before the export itself (ExportRun's) is passed, and the run
 // dir.
-func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (docker.VolumeExport, string, error) {
-	refuse := func(format string, args ...any) (docker.VolumeExport, string, error) {
+func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (workspace.VolumeExport, string, error) {
+	refuse := func(format string, args ...any) (workspace.VolumeExport, string, error) {
 		msg := fmt.Sprintf(format, args...)
-		return docker.VolumeExport{}, "", &Refusal{Msg: msg, Err: errors.New(msg)}
+		return workspace.VolumeExport{}, "", &Refusal{Msg: msg, Err: errors.New(msg)}
 	}
 	if err := transcript.ValidSlug(slug); err != nil {
 		return refuse("%v", err)
@@ -174,7 +180,7 @@ func volumeExportOf(ctx context.Context, slug string, opts ExportOptions) (docke
 	if image == "" {
 		image = opts.DefaultImage
 	}
-	cfg := docker.VolumeExport{
+	cfg := workspace.VolumeExport{
 		Slug: slug, Volume: volume, RepoRoot: repoRoot, Worktree: worktree, BaseCommit: base, RunDir: dir,
 		Image: image, MaxPatchMB: opts.MaxPatchMB, KeepVolume: opts.KeepVolume,
 		Limits: sandbox.Limits{MaxBytes: int64(defaulted(opts.MaxWorktreeMB, 2048)) << 20, MaxEntries: int64(defaulted(opts.MaxWorktreeFiles, 200000))},
@@ -223,9 +229,9 @@ func exportHint(err error) string {
 	switch {
 	case errors.Is(err, docker.ErrDaemonUnreachable), errors.Is(err, docker.ErrTimedOut):
 		return "start the Docker daemon (or point DOCKER_HOST at one that runs)"
-	case errors.Is(err, docker.ErrLowDiskSpace):
+	case errors.Is(err, workspace.ErrLowDiskSpace):
 		return "free disk space for docker"
-	case errors.Is(err, docker.ErrNoToolbox):
+	case errors.Is(err, workspace.ErrNoToolbox):
 		return "export with a dirtywork that carries the Linux tool servers (task build:carry)"
 	}
 	return "fix the docker setup named above"

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dirtywork/dirtywork/sandbox"
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -17,7 +17,7 @@ import (
 // worktree of a real repository, and the export substituted.
 type exportFixture struct {
 	slug, dir, worktree string
-	calls               []docker.VolumeExport
+	calls               []workspace.VolumeExport
 }
 
 func newExportFixture(t *testing.T, fields transcript.Record, result sandbox.Finalization, exportErr error) *exportFixture {
@@ -59,7 +59,7 @@ func newExportFixture(t *testing.T, fields transcript.Record, result sandbox.Fin
 	}
 	old := exportVolume
 	t.Cleanup(func() { exportVolume = old })
-	exportVolume = func(_ context.Context, cfg docker.VolumeExport) (sandbox.Finalization, error) {
+	exportVolume = func(_ context.Context, cfg workspace.VolumeExport) (sandbox.Finalization, error) {
 		f.calls = append(f.calls, cfg)
 		return result, exportErr
 	}
@@ -119,7 +119,7 @@ func TestExportRunRefusals(t *testing.T) {
 		}
 	})
 	t.Run("volume gone", func(t *testing.T) {
-		f := newExportFixture(t, nil, sandbox.Finalization{}, docker.ErrVolumeMissing)
+		f := newExportFixture(t, nil, sandbox.Finalization{}, workspace.ErrVolumeMissing)
 		var pe *Refusal
 		if _, err := ExportRun(t.Context(), f.slug, ExportOptions{}); !errors.As(err, &pe) || !strings.Contains(pe.Msg, "does not exist") {
 			t.Fatalf("ExportRun: %v, want 'does not exist'", err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/volstore"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -194,11 +195,11 @@ type fakeDocker struct {
 	removed    []string
 	started    []string
 	// stores are the volume file systems, by volume.
-	stores map[string]docker.VolumeStore
+	stores map[string]volstore.Listed
 }
 
 func newFakeDocker() *fakeDocker {
-	return &fakeDocker{containers: map[string]docker.Labelled{}, volumes: map[string]docker.Labelled{}, stores: map[string]docker.VolumeStore{}}
+	return &fakeDocker{containers: map[string]docker.Labelled{}, volumes: map[string]docker.Labelled{}, stores: map[string]volstore.Listed{}}
 }
 
 func (f *fakeDocker) addContainer(name, state, slug, repo string) {
@@ -309,13 +310,13 @@ func (f *fakeDocker) StartContainer(_ context.Context, name string, want map[str
 func (f *fakeDocker) addStore(volume string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.stores[volume] = docker.VolumeStore{Volume: volume, Image: "/images/" + volume + ".ext4", ImageExists: true, Devices: []string{"/dev/loop9"}}
+	f.stores[volume] = volstore.Listed{Volume: volume, Image: "/images/" + volume + ".ext4", ImageExists: true, Devices: []string{"/dev/loop9"}}
 }
 
-func (f *fakeDocker) VolumeStores(context.Context) ([]docker.VolumeStore, error) {
+func (f *fakeDocker) VolumeStores(context.Context) ([]volstore.Listed, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []docker.VolumeStore
+	var out []volstore.Listed
 	for _, s := range f.stores {
 		out = append(out, s)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dirtywork/dirtywork/gitops"
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -32,7 +32,7 @@ type Store struct {
 	export func(ctx context.Context, slug string, opts ExportOptions) (*ExportResult, error)
 	// salvage writes what can be written of a volume the export refuses
 	// into its worktree (SalvageRun).
-	salvage func(ctx context.Context, slug string, opts ExportOptions) (docker.VolumeSalvage, error)
+	salvage func(ctx context.Context, slug string, opts ExportOptions) (workspace.VolumeSalvage, error)
 	// defaultImage makes the export container when run.json names none.
 	defaultImage string
 }
@@ -54,7 +54,7 @@ func WithExporter(f func(ctx context.Context, slug string, opts ExportOptions) (
 
 // WithSalvager sets how the store salvages a volume the export refuses
 // (tests).
-func WithSalvager(f func(ctx context.Context, slug string, opts ExportOptions) (docker.VolumeSalvage, error)) Option {
+func WithSalvager(f func(ctx context.Context, slug string, opts ExportOptions) (workspace.VolumeSalvage, error)) Option {
 	return func(s *Store) { s.salvage = f }
 }
 

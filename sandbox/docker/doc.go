@@ -10,6 +10,10 @@
 // English text: callers branch on ErrNotFound, ErrConflict,
 // ErrDaemonUnreachable and ErrTimedOut with errors.Is.
 //
+// Client is the daemon.Engine the docker workspace (package workspace)
+// runs on (ConnectEngine); the runs store lists and removes what runs left
+// through it (ListLabelled and the label-checked removals).
+//
 // The worker image is built here too, from the Dockerfile package
 // workerimage embeds (BuildImage), on a Debian base that BootstrapBase makes
 // with debootstrap where no registry is reachable.

@@ -8,33 +8,31 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
+
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
-// Sentinel errors for the states callers branch on. An error from this
-// package matches at most one of them (errors.Is) and still wraps the SDK's
-// own error, so its text is kept.
+// The classes every error of this package is sorted into, for the states
+// callers branch on: the daemon package's (see there). An error matches at
+// most one of them (errors.Is) and still wraps the SDK's own error, so its
+// text is kept.
 var (
-	// ErrNotFound: the object (image, container, volume) does not exist.
-	ErrNotFound = errors.New("not found")
-	// ErrConflict: the object is in a state that forbids the operation, or
-	// its name is taken.
-	ErrConflict = errors.New("conflict")
-	// ErrDaemonUnreachable: no Docker daemon answers at the endpoint.
-	ErrDaemonUnreachable = errors.New("docker daemon unreachable")
-	// ErrTimedOut: the operation did not finish within its deadline. It is
-	// distinct from a failure: the daemon may still be working on it.
-	ErrTimedOut = errors.New("timed out")
+	ErrNotFound          = daemon.ErrNotFound
+	ErrConflict          = daemon.ErrConflict
+	ErrDaemonUnreachable = daemon.ErrDaemonUnreachable
+	ErrTimedOut          = daemon.ErrTimedOut
 )
 
 // Deadlines of Engine API calls (the contract's C-2): every call runs under
-// one, so a hanging daemon cannot hang dirtywork.
+// one, so a hanging daemon cannot hang dirtywork. The first three are the
+// daemon package's, which every daemon.Engine keeps.
 const (
 	// QueryTimeout bounds reads: version, inspect, list.
-	QueryTimeout = 10 * time.Second
+	QueryTimeout = daemon.QueryTimeout
 	// LifecycleTimeout bounds create, start, kill, wait and remove.
-	LifecycleTimeout = 60 * time.Second
+	LifecycleTimeout = daemon.LifecycleTimeout
 	// TransferTimeout bounds a streamed transfer such as an image import.
-	TransferTimeout = 10 * time.Minute
+	TransferTimeout = daemon.TransferTimeout
 	// BuildTimeout bounds an image build, package downloads included.
 	BuildTimeout = 30 * time.Minute
 )

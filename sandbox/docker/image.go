@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
 // ImageExists resolves ref to the local image's Id (sha256:<64 hex>), for
@@ -13,21 +15,13 @@ import (
 // repository, as name@sha256:…), or nil for a locally built image, which
 // has none. A missing image is ErrNotFound.
 func (c *Client) ImageExists(ctx context.Context, ref string) (id string, digest *string, err error) {
-	img, err := c.inspectImage(ctx, ref)
-	return img.id, img.digest, err
+	img, err := c.InspectImage(ctx, ref)
+	return img.ID, img.Digest, err
 }
 
-// imageFacts is what a run needs to know of its image: ImageExists's id
-// and digest, and the platform its tool server has to be built for.
-type imageFacts struct {
-	id       string
-	digest   *string
-	os, arch string // as Go names them: "linux", "amd64"
-}
-
-// inspectImage is ImageExists with the image's platform.
-func (c *Client) inspectImage(ctx context.Context, ref string) (imageFacts, error) {
-	var f imageFacts
+// InspectImage is ImageExists with the image's platform.
+func (c *Client) InspectImage(ctx context.Context, ref string) (daemon.Image, error) {
+	var f daemon.Image
 	err := query(ctx, "inspect image "+ref, func(ctx context.Context) error {
 		img, err := c.api.ImageInspect(ctx, ref)
 		if err != nil {
@@ -36,18 +30,18 @@ func (c *Client) inspectImage(ctx context.Context, ref string) (imageFacts, erro
 		if img.ID == "" {
 			return errors.New("the daemon reported no image Id")
 		}
-		f.id, f.os, f.arch = img.ID, img.Os, img.Architecture
+		f.ID, f.OS, f.Arch = img.ID, img.Os, img.Architecture
 		prefix := repositoryOf(ref) + "@sha256:"
 		for _, d := range img.RepoDigests {
 			if strings.HasPrefix(d, prefix) {
-				f.digest = &d
+				f.Digest = &d
 				break
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return imageFacts{}, err
+		return daemon.Image{}, err
 	}
 	return f, nil
 }

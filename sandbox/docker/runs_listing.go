@@ -5,27 +5,25 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/volume"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
+	"github.com/dirtywork/dirtywork/sandbox/docker/volstore"
 )
 
 // The labels every object of a run carries: the run's slug, and the
-// hash of its repository's resolved path (RepoLabel).
+// hash of its repository's resolved path (RepoLabel); and the label of a
+// reap marker, a container standing for the removal of the volumes its
+// value names (comma-separated), which a run whose export succeeded
+// handed off. Once the marker has exited 0, the marker and each named
+// volume carrying the marker's dirtywork.run label may be removed.
 const (
-	LabelRun  = labelRun
-	LabelRepo = labelRepo
-	// LabelReap marks a reap marker: a container standing for the removal
-	// of the volumes its value names (comma-separated), which a run whose
-	// export succeeded handed off (see ws_reap.go). Once the marker has
-	// exited, the marker and each named volume carrying the marker's
-	// dirtywork.run label may be removed.
-	LabelReap = "dirtywork.reap"
+	LabelRun  = daemon.LabelRun
+	LabelRepo = daemon.LabelRepo
+	LabelReap = daemon.LabelReap
 )
 
 // RepoLabel is the dirtywork.repo label the objects of runs on the
 // repository at repoRoot carry.
-func RepoLabel(repoRoot string) string { return repoLabel(repoRoot) }
+func RepoLabel(repoRoot string) string { return daemon.RepoLabel(repoRoot) }
 
 // RunObjectNames are the names of the containers and volumes a docker run
 // with slug creates: the worker dw-<slug>, the setup container
@@ -33,7 +31,7 @@ func RepoLabel(repoRoot string) string { return repoLabel(repoRoot) }
 // dw-<slug>-measure, the egress proxy dw-<slug>-egress and the reap marker
 // dw-<slug>-reap; the volumes dw-<slug>-work and dw-<slug>-tools.
 func RunObjectNames(slug string) (containers, volumes []string, err error) {
-	n, err := namesFor(slug)
+	n, err := daemon.NamesFor(slug)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -53,74 +51,57 @@ type Labelled struct {
 }
 
 // Run is the slug the object is labelled with.
-func (l Labelled) Run() string { return l.Labels[labelRun] }
+func (l Labelled) Run() string { return l.Labels[LabelRun] }
 
 // ListLabelled lists every container (running or not) and every volume
 // labelled dirtywork.run, in one request each.
 func (c *Client) ListLabelled(ctx context.Context) (containers, volumes []Labelled, err error) {
-	f := filters.NewArgs(filters.Arg("label", labelRun))
-	err = query(ctx, "list dirtywork containers", func(ctx context.Context) error {
-		list, err := c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
-		for _, ct := range list {
-			name := ""
-			if len(ct.Names) > 0 {
-				name = trimSlash(ct.Names[0])
-			}
-			containers = append(containers, Labelled{Name: name, State: ct.State, Labels: ct.Labels})
-		}
-		return err
-	})
+	list, err := c.ListContainers(ctx, LabelRun)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, ct := range list {
+		containers = append(containers, Labelled{Name: ct.Name, State: ct.State.Status, Labels: ct.Labels})
 	}
 	// The list does not say how a container exited: an exited reap marker
 	// (there are few; each is removed once done) is asked.
 	for i, ct := range containers {
 		if _, ok := ct.Labels[LabelReap]; ok && ct.State == "exited" {
-			if containers[i].ReapDone, err = c.markerDone(ctx, ct.Name); err != nil && !errors.Is(err, ErrNotFound) {
+			info, err := c.InspectContainer(ctx, ct.Name)
+			if err != nil && !errors.Is(err, ErrNotFound) {
 				return nil, nil, err
 			}
+			containers[i].ReapDone = err == nil && info.State.Succeeded()
 		}
 	}
-	err = query(ctx, "list dirtywork volumes", func(ctx context.Context) error {
-		resp, err := c.api.VolumeList(ctx, volume.ListOptions{Filters: f})
-		for _, v := range resp.Volumes {
-			if v != nil {
-				volumes = append(volumes, Labelled{Name: v.Name, Labels: v.Labels})
-			}
-		}
-		return err
-	})
+	vols, err := c.ListVolumes(ctx, LabelRun)
 	if err != nil {
 		return nil, nil, err
 	}
-	return containers, volumes, nil
-}
-
-func trimSlash(name string) string {
-	if len(name) > 0 && name[0] == '/' {
-		return name[1:]
+	for _, v := range vols {
+		volumes = append(volumes, Labelled{Name: v.Name, Labels: v.Labels})
 	}
-	return name
+	return containers, volumes, nil
 }
 
 // ContainerLabels returns the labels of the named container (ErrNotFound
 // when there is none).
 func (c *Client) ContainerLabels(ctx context.Context, name string) (map[string]string, error) {
-	info, err := c.inspectContainer(ctx, name)
+	info, err := c.InspectContainer(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if info.Config == nil {
+	if info.Labels == nil {
 		return map[string]string{}, nil
 	}
-	return info.Config.Labels, nil
+	return info.Labels, nil
 }
 
 // VolumeLabels returns the labels of the named volume (ErrNotFound when
 // there is none).
 func (c *Client) VolumeLabels(ctx context.Context, name string) (map[string]string, error) {
-	return c.volumeLabels(ctx, name)
+	v, err := c.InspectVolume(ctx, name)
+	return v.Labels, err
 }
 
 // RemoveLabelledContainer force-removes the named container only if it
@@ -128,27 +109,25 @@ func (c *Client) VolumeLabels(ctx context.Context, name string) (map[string]stri
 // already gone is removed. A mismatch is ErrLabelMismatch and nothing is
 // removed.
 func (c *Client) RemoveLabelledContainer(ctx context.Context, name string, want map[string]string) error {
-	info, err := c.inspectContainer(ctx, name)
+	info, err := c.InspectContainer(ctx, name)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	var labels map[string]string
-	if info.Config != nil {
-		labels = info.Config.Labels
-	}
-	if !labelsMatch(labels, want) {
+	if !labelsMatch(info.Labels, want) {
 		return fmt.Errorf("%w: container %s", ErrLabelMismatch, name)
 	}
-	return c.removeContainer(ctx, info.ID)
+	return c.RemoveContainer(ctx, info.ID)
 }
 
 // RemoveLabelledVolume removes the named volume only if it carries the
-// labels want; one already gone is removed.
+// labels want; one already gone is removed. A work volume whose size the
+// kernel held goes with its file system: its loop device is detached and
+// its image deleted (volstore.Release).
 func (c *Client) RemoveLabelledVolume(ctx context.Context, name string, want map[string]string) error {
-	labels, err := c.volumeLabels(ctx, name)
+	labels, err := c.VolumeLabels(ctx, name)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
@@ -158,25 +137,24 @@ func (c *Client) RemoveLabelledVolume(ctx context.Context, name string, want map
 	if !labelsMatch(labels, want) {
 		return fmt.Errorf("%w: volume %s", ErrLabelMismatch, name)
 	}
-	return c.removeVolume(ctx, name)
+	if err := c.RemoveVolume(ctx, name, true); err != nil {
+		return err
+	}
+	return volstore.ReleaseGone(name)
 }
 
 // StartLabelledContainer starts the named container (a reap marker to run
 // again) only if it carries the labels want. A mismatch is
 // ErrLabelMismatch and nothing is started.
 func (c *Client) StartLabelledContainer(ctx context.Context, name string, want map[string]string) error {
-	info, err := c.inspectContainer(ctx, name)
+	info, err := c.InspectContainer(ctx, name)
 	if err != nil {
 		return err
 	}
-	var labels map[string]string
-	if info.Config != nil {
-		labels = info.Config.Labels
-	}
-	if !labelsMatch(labels, want) {
+	if !labelsMatch(info.Labels, want) {
 		return fmt.Errorf("%w: container %s", ErrLabelMismatch, name)
 	}
-	return c.start(ctx, info.ID)
+	return c.StartContainer(ctx, info.ID)
 }
 
 // ErrLabelMismatch: an object is not labelled as the one to act on.

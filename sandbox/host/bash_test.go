@@ -194,7 +194,7 @@ func TestBashEnvironment(t *testing.T) {
 			t.Errorf("bash sees %s=%q, which E-38 does not pass", k, env[k])
 		}
 	}
-	if strings.Contains(out, "sk-test-secret-value") {
+	if strings.Contains(out, "sk-test-secret-value") || strings.Contains(out, "sk-ant-test-secret-value") {
 		t.Error("the operator's secret reached bash")
 	}
 	tmp := "/tmp" // the jail's own

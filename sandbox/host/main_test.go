@@ -33,8 +33,12 @@ type testRepo struct {
 	gitEnv []string
 }
 
-// secretEnv is a provider credential that must never reach bash.
-const secretEnv = "OPENAI_API_KEY=sk-test-secret-value"
+// secretEnv and anthropicSecretEnv are provider credentials that must
+// never reach bash.
+const (
+	secretEnv          = "OPENAI_API_KEY=sk-test-secret-value"
+	anthropicSecretEnv = "ANTHROPIC_API_KEY=sk-ant-test-secret-value"
+)
 
 func newTestRepo(t testing.TB) *testRepo {
 	t.Helper()
@@ -102,7 +106,7 @@ func (r *testRepo) tryGit(dir string, args ...string) (string, error) {
 // operatorEnv is the environment of the operator the tests pretend to be:
 // the real PATH, a fake home and a secret.
 func (r *testRepo) operatorEnv() []string {
-	return []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TERM=dumb", "HOME=" + r.home, secretEnv}
+	return []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TERM=dumb", "HOME=" + r.home, secretEnv, anthropicSecretEnv}
 }
 
 // testJailer is the jail where this system can set one up whole, else

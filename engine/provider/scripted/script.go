@@ -1,5 +1,6 @@
-// Package scripted is an OpenAI-compatible chat-completions server that
-// replays a script of assistant turns. It speaks real HTTP and real
+// Package scripted is an OpenAI-compatible chat-completions server (and an
+// Anthropic Messages API, see anthropic.go) that replays a script of
+// assistant turns. It speaks real HTTP and real
 // tool-call JSON (non-streaming and server-sent-event streaming), records
 // every request for assertions, and can misbehave on cue: malformed bodies,
 // truncated replies, delays and HTTP errors. Tests, the demo and anyone

@@ -29,6 +29,8 @@ type Request struct {
 	Body json.RawMessage `json:"body,omitempty"`
 	// Chat is the decoded body of a chat-completions request.
 	Chat *ChatRequest `json:"-"`
+	// Messages is the decoded body of a Messages API request.
+	Messages *MessagesRequest `json:"-"`
 	// Turn is the script turn the request was answered with (-1 when not a
 	// chat request or undecodable).
 	Turn int `json:"turn"`
@@ -128,8 +130,14 @@ func (s *Server) pick(req *ChatRequest) int {
 			break
 		}
 	}
+	return s.pickFor(req.Model, firstUser)
+}
+
+// pickFor is the index of the script for model whose task is in
+// firstUser (the conversation's first user message), -1 when none is.
+func (s *Server) pickFor(model, firstUser string) int {
 	for i, sc := range s.scripts {
-		if sc.ModelID() == req.Model && (sc.Task == "" || len(s.scripts) == 1 || strings.Contains(firstUser, sc.Task)) {
+		if sc.ModelID() == model && (sc.Task == "" || len(s.scripts) == 1 || strings.Contains(firstUser, sc.Task)) {
 			return i
 		}
 	}
@@ -238,7 +246,7 @@ func (s *Server) ChatRequests() []*ChatRequest {
 	return out
 }
 
-// ServeHTTP answers the OpenAI and LM Studio endpoints.
+// ServeHTTP answers the OpenAI, LM Studio and Anthropic endpoints.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 256<<20))
 	rec := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Turn: -1}
@@ -270,9 +278,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte, rec 
 	case r.Method == http.MethodGet && (path == "/v1/models" || path == "/models"):
 		data := []any{}
 		for _, id := range s.models() {
-			data = append(data, map[string]any{"id": id, "object": "model", "owned_by": "scripted"})
+			data = append(data, map[string]any{"id": id, "object": "model", "type": "model", "owned_by": "scripted"})
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+		// One list for both APIs: Anthropic's pager reads has_more.
+		return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": false})
 	case r.Method == http.MethodGet && path == "/api/v0/models":
 		data := []any{}
 		for _, id := range s.models() {
@@ -289,6 +298,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte, rec 
 		return writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 	case r.Method == http.MethodPost && (path == "/v1/chat/completions" || path == "/chat/completions"):
 		return s.chat(w, r, body, rec)
+	case r.Method == http.MethodPost && path == "/v1/messages":
+		return s.messages(w, r, body, rec)
 	default:
 		return writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	}
