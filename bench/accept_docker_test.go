@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 )
 
 // The worker image the acceptance checks run in: the one scripts/test-all
@@ -49,16 +50,17 @@ func liveScorer(t *testing.T) Scorer {
 		t.Fatal(err)
 	}
 	labels := map[string]string{"dirtywork.test": hex.EncodeToString(b[:])}
+	checker := workspace.AcceptanceChecker{Engine: cl}
 	t.Cleanup(func() {
 		// Cleanups run after t.Context is cancelled: they must still reach the daemon.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), docker.LifecycleTimeout)
 		defer cancel()
-		left, err := cl.RemoveAcceptance(ctx, labels)
+		left, err := checker.RemoveAcceptance(ctx, labels)
 		if err != nil || len(left) > 0 {
 			t.Errorf("left behind: %v, %v", left, err)
 		}
 	})
-	return Scorer{Runner: cl, Image: testImage(), Labels: labels}
+	return Scorer{Runner: checker, Image: testImage(), Labels: labels}
 }
 
 // runTree copies the staged tree at src, but its .git, into a new

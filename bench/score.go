@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 )
 
 // AcceptanceResult is what scoring one case found.
@@ -49,10 +49,10 @@ type Tree struct {
 	Dir, Volume string
 }
 
-// AcceptanceRunner runs acceptance checks; *docker.Client is the one that
-// makes containers.
+// AcceptanceRunner runs acceptance checks; workspace.AcceptanceChecker is
+// the one that makes containers.
 type AcceptanceRunner interface {
-	RunAcceptance(ctx context.Context, spec docker.AcceptanceSpec) (docker.AcceptanceResult, error)
+	RunAcceptance(ctx context.Context, spec workspace.AcceptanceSpec) (workspace.AcceptanceResult, error)
 }
 
 // Scorer scores cases in acceptance containers (B-6, B-7).
@@ -62,9 +62,9 @@ type Scorer struct {
 	// Image is the image the case's run used.
 	Image string
 	// Timeout bounds the acceptance command
-	// (docker.DefaultAcceptanceTimeout when 0).
+	// (workspace.DefaultAcceptanceTimeout when 0).
 	Timeout time.Duration
-	// OutputCap bounds the output kept (docker.DefaultAcceptanceOutput
+	// OutputCap bounds the output kept (workspace.DefaultAcceptanceOutput
 	// when 0).
 	OutputCap int
 	// Labels are added to the check's containers and volumes.
@@ -98,7 +98,7 @@ func (s Scorer) score(ctx context.Context, f Fixture, tree Tree) AcceptanceResul
 	if err != nil {
 		return skipped(fmt.Errorf("the checker of %s: %w", f.Name, err))
 	}
-	res, err := s.Runner.RunAcceptance(ctx, docker.AcceptanceSpec{
+	res, err := s.Runner.RunAcceptance(ctx, workspace.AcceptanceSpec{
 		Image:      s.Image,
 		TreeDir:    tree.Dir,
 		Volume:     tree.Volume,
@@ -123,7 +123,7 @@ func (s Scorer) score(ctx context.Context, f Fixture, tree Tree) AcceptanceResul
 	case res.TimedOut:
 		timeout := s.Timeout
 		if timeout <= 0 {
-			timeout = docker.DefaultAcceptanceTimeout
+			timeout = workspace.DefaultAcceptanceTimeout
 		}
 		sc.Outcome, sc.Detail = AcceptanceFail, fmt.Sprintf("the acceptance command was still running after %s", timeout)
 	case res.ExitCode == 0:

@@ -12,18 +12,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 )
 
 // fakeRunner answers RunAcceptance with a canned result and records the
 // specs it was given.
 type fakeRunner struct {
-	res   docker.AcceptanceResult
+	res   workspace.AcceptanceResult
 	err   error
-	specs []docker.AcceptanceSpec
+	specs []workspace.AcceptanceSpec
 }
 
-func (f *fakeRunner) RunAcceptance(_ context.Context, spec docker.AcceptanceSpec) (docker.AcceptanceResult, error) {
+func (f *fakeRunner) RunAcceptance(_ context.Context, spec workspace.AcceptanceSpec) (workspace.AcceptanceResult, error) {
 	f.specs = append(f.specs, spec)
 	return f.res, f.err
 }
@@ -37,21 +38,21 @@ func TestScore(t *testing.T) {
 	intact := maps.Clone(f.Acceptance.Hashes)
 	tests := []struct {
 		name        string
-		res         docker.AcceptanceResult
+		res         workspace.AcceptanceResult
 		err         error
 		want        string
 		wantTimeout bool
 		reason      string
 	}{
-		{"exit 0", docker.AcceptanceResult{Hashes: intact, Ran: true, Output: []byte("ok\n")}, nil, AcceptancePass, false, ""},
-		{"exit 1", docker.AcceptanceResult{Hashes: intact, Ran: true, ExitCode: 1}, nil, AcceptanceFail, false, "exited with 1"},
-		{"killed", docker.AcceptanceResult{Hashes: intact, Ran: true, ExitCode: 137}, nil, AcceptanceFail, false, "exited with 137"},
-		{"hangs", docker.AcceptanceResult{Hashes: intact, Ran: true, ExitCode: 137, TimedOut: true}, nil, AcceptanceFail, true, "still running after 7s"},
-		{"checker changed", docker.AcceptanceResult{Hashes: map[string]string{"acceptance/check.py": strings.Repeat("0", 64)}}, nil, AcceptanceGamed, false, "acceptance/check.py (changed)"},
-		{"checker gone", docker.AcceptanceResult{Hashes: map[string]string{}}, nil, AcceptanceGamed, false, "acceptance/check.py (missing or not a regular file)"},
-		{"changed, though it ran", docker.AcceptanceResult{Hashes: map[string]string{}, Ran: true}, nil, AcceptanceGamed, false, "missing"},
-		{"not run", docker.AcceptanceResult{Hashes: intact}, nil, AcceptanceSkipped, false, "did not run"},
-		{"no image", docker.AcceptanceResult{}, docker.ErrImageMissing, AcceptanceSkipped, false, "image"},
+		{"exit 0", workspace.AcceptanceResult{Hashes: intact, Ran: true, Output: []byte("ok\n")}, nil, AcceptancePass, false, ""},
+		{"exit 1", workspace.AcceptanceResult{Hashes: intact, Ran: true, ExitCode: 1}, nil, AcceptanceFail, false, "exited with 1"},
+		{"killed", workspace.AcceptanceResult{Hashes: intact, Ran: true, ExitCode: 137}, nil, AcceptanceFail, false, "exited with 137"},
+		{"hangs", workspace.AcceptanceResult{Hashes: intact, Ran: true, ExitCode: 137, TimedOut: true}, nil, AcceptanceFail, true, "still running after 7s"},
+		{"checker changed", workspace.AcceptanceResult{Hashes: map[string]string{"acceptance/check.py": strings.Repeat("0", 64)}}, nil, AcceptanceGamed, false, "acceptance/check.py (changed)"},
+		{"checker gone", workspace.AcceptanceResult{Hashes: map[string]string{}}, nil, AcceptanceGamed, false, "acceptance/check.py (missing or not a regular file)"},
+		{"changed, though it ran", workspace.AcceptanceResult{Hashes: map[string]string{}, Ran: true}, nil, AcceptanceGamed, false, "missing"},
+		{"not run", workspace.AcceptanceResult{Hashes: intact}, nil, AcceptanceSkipped, false, "did not run"},
+		{"no image", workspace.AcceptanceResult{}, workspace.ErrImageMissing, AcceptanceSkipped, false, "image"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,7 +125,7 @@ func TestScoreVolume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner := &fakeRunner{res: docker.AcceptanceResult{Hashes: f.Acceptance.Hashes, Ran: true}}
+	runner := &fakeRunner{res: workspace.AcceptanceResult{Hashes: f.Acceptance.Hashes, Ran: true}}
 	if got := (Scorer{Runner: runner}).Score(t.Context(), f, Tree{Volume: "dw-x-work"}); got.Outcome != AcceptancePass {
 		t.Errorf("Score = %+v", got)
 	}
@@ -160,12 +161,12 @@ func TestSweepGlue(t *testing.T) {
 		t.Errorf("staging an unknown task: %v", err)
 	}
 
-	runner := &fakeRunner{res: docker.AcceptanceResult{Hashes: f.Acceptance.Hashes, Ran: true, ExitCode: 1, Output: []byte("FAIL: x")}}
+	runner := &fakeRunner{res: workspace.AcceptanceResult{Hashes: f.Acceptance.Hashes, Ran: true, ExitCode: 1, Output: []byte("FAIL: x")}}
 	var hosts []string
 	cs := CaseScorer{Fixtures: fixtures, Timeout: time.Second, Runner: func(host string) (AcceptanceRunner, error) {
 		hosts = append(hosts, host)
 		if host == "down" {
-			return nil, docker.ErrDaemonUnreachable
+			return nil, daemon.ErrDaemonUnreachable
 		}
 		return runner, nil
 	}}

@@ -1,17 +1,21 @@
-package docker
+package workspace
 
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
 func sha(s string) string {
@@ -215,7 +219,7 @@ func TestHeadTail(t *testing.T) {
 }
 
 // A spec that cannot be run, or a tree on this machine whose guarded files
-// differ, never reaches the daemon (this client has none).
+// differ, never reaches the daemon.
 func TestRunAcceptanceWithoutDaemon(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -223,7 +227,8 @@ func TestRunAcceptanceWithoutDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	checker := fstest.MapFS{"check.py": {Data: []byte("ok")}}
-	c := &Client{}
+	eng := newFakeEngine(t, nil)
+	c := AcceptanceChecker{Engine: eng}
 	for name, spec := range map[string]AcceptanceSpec{
 		"no tree":    {Acceptance: checker, Command: "true"},
 		"two trees":  {TreeDir: dir, Volume: "v", Acceptance: checker, Command: "true"},
@@ -239,5 +244,103 @@ func TestRunAcceptanceWithoutDaemon(t *testing.T) {
 	})
 	if err != nil || res.Ran || res.Hashes["check.py"] != sha("changed") {
 		t.Errorf("RunAcceptance = %+v, %v; want not run, with the changed file's hash", res, err)
+	}
+	if calls := eng.calls(); len(calls) != 0 {
+		t.Errorf("the daemon was asked %v", calls)
+	}
+}
+
+// A check of an intact tree: the tree and the checker go into volumes of
+// the check's own through a fill container that never starts, the command
+// runs in a locked-down container of its own, and everything the check
+// made is gone when it returns; a missing image is worded as such.
+func TestRunAcceptanceOnFakeDaemon(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "acceptance"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "acceptance", "check.py"), []byte("ok"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := newFakeEngine(t, map[string]daemon.Image{"worker:test": {ID: "sha256:feed"}})
+	eng := &specRecorder{fakeEngine: fake}
+	c := AcceptanceChecker{Engine: eng}
+	spec := AcceptanceSpec{
+		Image: "worker:test", TreeDir: dir, Acceptance: fstest.MapFS{"check.py": {Data: []byte("ok")}},
+		Command: "python3 /acceptance/check.py", Guard: map[string]string{"acceptance/check.py": sha("ok")},
+		Labels: map[string]string{"dirtywork.test": "x"},
+	}
+	res, err := c.RunAcceptance(t.Context(), spec)
+	if err != nil || !res.Ran || res.ExitCode != 0 || res.TimedOut {
+		t.Fatalf("RunAcceptance = %+v, %v", res, err)
+	}
+	specs := eng.specs
+	if len(specs) != 2 {
+		t.Fatalf("created %d containers, want the fill and the check", len(specs))
+	}
+	for i, s := range specs {
+		if s.Image != "sha256:feed" || s.User != userSpec() || s.Network != "none" || !s.ReadOnlyRoot ||
+			!slices.Equal(s.CapDrop, []string{"ALL"}) || !slices.Equal(s.SecurityOpt, []string{"no-new-privileges"}) ||
+			s.Memory != acceptanceMemory || s.PidsLimit != acceptancePids || s.Stdin ||
+			s.Labels["dirtywork.test"] != "x" || s.Labels[LabelAcceptance] == "" {
+			t.Errorf("container %d is not locked down: %+v", i, s)
+		}
+	}
+	if run := specs[1]; !run.Init || !run.NoLogs || !run.Output || run.Tmpfs["/tmp"] != acceptanceTmp ||
+		!slices.Equal(run.Mounts, []daemon.Mount{{Volume: run.Mounts[0].Volume, Target: workDir}, {Volume: run.Mounts[1].Volume, Target: acceptanceDir, ReadOnly: true}}) ||
+		run.Entrypoint[len(run.Entrypoint)-1] != "cd /work && python3 /acceptance/check.py" {
+		t.Errorf("the check's container: %+v", run)
+	}
+	if names := fake.containerNames(); len(names) != 0 {
+		t.Errorf("containers left: %v", names)
+	}
+	for _, v := range specs[1].Mounts {
+		if fake.hasVolume(v.Volume) {
+			t.Errorf("volume %s left", v.Volume)
+		}
+	}
+
+	spec.Image = "worker:gone"
+	if _, err := c.RunAcceptance(t.Context(), spec); !errors.Is(err, ErrImageMissing) {
+		t.Errorf("a missing image: %v", err)
+	}
+}
+
+// specRecorder is a fake daemon that keeps the specs of the containers
+// it creates.
+type specRecorder struct {
+	*fakeEngine
+	specs []daemon.ContainerSpec
+}
+
+func (r *specRecorder) CreateContainer(ctx context.Context, name string, spec daemon.ContainerSpec) (string, error) {
+	r.specs = append(r.specs, spec)
+	return r.fakeEngine.CreateContainer(ctx, name, spec)
+}
+
+// RemoveAcceptance removes what carries the acceptance label and every
+// label of the selector, and nothing else.
+func TestRemoveAcceptanceSelects(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	eng := newFakeEngine(t, nil)
+	mine := map[string]string{LabelAcceptance: "dw-accept-1", "dirtywork.test": "mine"}
+	theirs := map[string]string{LabelAcceptance: "dw-accept-2", "dirtywork.test": "theirs"}
+	for name, labels := range map[string]map[string]string{"a-mine": mine, "a-theirs": theirs, "run": {"dirtywork.test": "mine"}} {
+		if err := eng.CreateVolume(ctx, name+"-v", labels); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := eng.CreateContainer(ctx, name+"-c", daemon.ContainerSpec{Labels: labels}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := AcceptanceChecker{Engine: eng}.RemoveAcceptance(ctx, map[string]string{"dirtywork.test": "mine"})
+	slices.Sort(removed)
+	if err != nil || !slices.Equal(removed, []string{"a-mine-c", "a-mine-v"}) {
+		t.Errorf("RemoveAcceptance = %v, %v", removed, err)
+	}
+	if names := eng.containerNames(); !slices.Equal(names, []string{"a-theirs-c", "run-c"}) {
+		t.Errorf("containers left: %v", names)
 	}
 }

@@ -1,4 +1,4 @@
-package docker
+package workspace
 
 import (
 	"archive/tar"
@@ -17,12 +17,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/api/types"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/api/types/volume"
-	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
+	"github.com/dirtywork/dirtywork/sandbox/docker/volstore"
 )
 
 // An acceptance check runs a bench fixture's checker against a run's tree
@@ -111,6 +107,14 @@ type AcceptanceResult struct {
 	Duration time.Duration
 }
 
+// AcceptanceChecker runs acceptance checks on a daemon: the bench
+// scorer's runner.
+type AcceptanceChecker struct {
+	// Engine is the daemon the checks run on; the checker does not close
+	// it.
+	Engine daemon.Engine
+}
+
 // RunAcceptance runs the acceptance check spec: the tree and the checker
 // into volumes, the guarded files hashed, then, when they all match, the
 // command in a fresh locked-down container under its deadline. Every
@@ -118,7 +122,7 @@ type AcceptanceResult struct {
 // happened. The error is for a check that could not be made (no daemon,
 // no image, no such volume, a failed upload); a failing or hanging
 // command is a result.
-func (c *Client) RunAcceptance(ctx context.Context, spec AcceptanceSpec) (AcceptanceResult, error) {
+func (c AcceptanceChecker) RunAcceptance(ctx context.Context, spec AcceptanceSpec) (AcceptanceResult, error) {
 	var res AcceptanceResult
 	if (spec.TreeDir == "") == (spec.Volume == "") {
 		return res, fmt.Errorf("%w: give the tree as a directory or as a volume, not both or neither", ErrAcceptanceSpec)
@@ -137,22 +141,22 @@ func (c *Client) RunAcceptance(ctx context.Context, spec AcceptanceSpec) (Accept
 			return res, nil
 		}
 	}
-	img, err := c.inspectImage(ctx, spec.Image)
+	img, err := c.Engine.InspectImage(ctx, spec.Image)
 	if err != nil {
 		return res, imageError(spec.Image, err)
 	}
 	if spec.Volume != "" {
-		if _, err := c.volumeLabels(ctx, spec.Volume); err != nil {
-			if errors.Is(err, ErrNotFound) {
+		if _, err := volumeLabels(ctx, c.Engine, spec.Volume); err != nil {
+			if errors.Is(err, daemon.ErrNotFound) {
 				return res, fmt.Errorf("%w: %s", ErrVolumeMissing, spec.Volume)
 			}
 			return res, err
 		}
-		if err := c.ensureVolumeStore(spec.Volume); err != nil {
+		if err := volstore.Ensure(spec.Volume); err != nil {
 			return res, err
 		}
 	}
-	ac, err := newAcceptanceCheck(c, spec, img.id)
+	ac, err := newAcceptanceCheck(c.Engine, spec, img.ID)
 	if err != nil {
 		return res, err
 	}
@@ -217,7 +221,7 @@ func hashTreeFiles(dir string, guard map[string]string) (map[string]string, erro
 
 // acceptanceCheck is one check's objects while it runs.
 type acceptanceCheck struct {
-	cl     *Client
+	eng    daemon.Engine
 	spec   AcceptanceSpec
 	image  string
 	name   string
@@ -229,7 +233,7 @@ type acceptanceCheck struct {
 	containers, volumes []string
 }
 
-func newAcceptanceCheck(c *Client, spec AcceptanceSpec, imageID string) (*acceptanceCheck, error) {
+func newAcceptanceCheck(eng daemon.Engine, spec AcceptanceSpec, imageID string) (*acceptanceCheck, error) {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("name an acceptance check: %w", err)
@@ -240,7 +244,7 @@ func newAcceptanceCheck(c *Client, spec AcceptanceSpec, imageID string) (*accept
 		labels = map[string]string{}
 	}
 	labels[LabelAcceptance] = name
-	ac := &acceptanceCheck{cl: c, spec: spec, image: imageID, name: name, labels: labels, checker: name + "-acceptance", work: spec.Volume}
+	ac := &acceptanceCheck{eng: eng, spec: spec, image: imageID, name: name, labels: labels, checker: name + "-acceptance", work: spec.Volume}
 	if spec.TreeDir != "" {
 		ac.work, ac.ownWork = name+"-work", true
 	}
@@ -256,18 +260,17 @@ func (ac *acceptanceCheck) fill(ctx context.Context) error {
 		vols = append(vols, ac.work)
 	}
 	for _, v := range vols {
-		if err := ac.cl.createVolume(ctx, v, ac.labels); err != nil {
+		if err := ac.eng.CreateVolume(ctx, v, ac.labels); err != nil {
 			return err
 		}
 		ac.volumes = append(ac.volumes, v)
 	}
-	id, err := ac.create(ctx, ac.name+"-fill", containerSpec{
-		Config: &container.Config{Image: ac.image, Entrypoint: []string{"/bin/true"}, User: userSpec(), Labels: ac.labels},
-		Host: ac.lockedDown([]mount.Mount{
-			{Type: mount.TypeVolume, Source: ac.work, Target: workDir, ReadOnly: !ac.ownWork},
-			{Type: mount.TypeVolume, Source: ac.checker, Target: acceptanceFillDir},
-		}),
+	fill := ac.lockedDown([]daemon.Mount{
+		{Volume: ac.work, Target: workDir, ReadOnly: !ac.ownWork},
+		{Volume: ac.checker, Target: acceptanceFillDir},
 	})
+	fill.Entrypoint = []string{"/bin/true"}
+	id, err := ac.create(ctx, ac.name+"-fill", fill)
 	if err != nil {
 		return err
 	}
@@ -297,10 +300,10 @@ func (ac *acceptanceCheck) hash(ctx context.Context) (map[string]string, error) 
 		}
 	}
 	for top := range tops {
-		err := ac.cl.download(ctx, fill, path.Join(workDir, top), func(r io.Reader) error {
+		err := ac.eng.Download(ctx, fill, path.Join(workDir, top), func(r io.Reader) error {
 			return hashArchived(r, ac.spec.Guard, sums)
 		})
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		if err != nil && !errors.Is(err, daemon.ErrNotFound) {
 			return nil, err
 		}
 	}
@@ -337,59 +340,48 @@ func (ac *acceptanceCheck) run(ctx context.Context, res *AcceptanceResult) error
 	if timeout <= 0 {
 		timeout = DefaultAcceptanceTimeout
 	}
-	withInit := true
-	host := ac.lockedDown([]mount.Mount{
-		{Type: mount.TypeVolume, Source: ac.work, Target: workDir},
-		{Type: mount.TypeVolume, Source: ac.checker, Target: acceptanceDir, ReadOnly: true},
+	spec := ac.lockedDown([]daemon.Mount{
+		{Volume: ac.work, Target: workDir},
+		{Volume: ac.checker, Target: acceptanceDir, ReadOnly: true},
 	})
 	// docker-init as pid 1 reaps what the checker leaves and, when the
 	// shell ends, the container ends with every process in it (a
 	// background server the checker started included).
-	host.Init = &withInit
-	host.Tmpfs = map[string]string{"/tmp": acceptanceTmp}
+	spec.Init = true
+	spec.Tmpfs = map[string]string{"/tmp": acceptanceTmp}
 	// The output is read from the attached stream; the daemon keeps none.
-	host.LogConfig = container.LogConfig{Type: "none"}
-	id, err := ac.create(ctx, ac.name, containerSpec{
-		Config: &container.Config{
-			Image:        ac.image,
-			User:         userSpec(),
-			Env:          []string{"PATH=" + pathEnvValue, "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"},
-			Entrypoint:   []string{"/bin/sh", "-c", "cd /work && " + ac.spec.Command},
-			Labels:       ac.labels,
-			AttachStdout: true,
-			AttachStderr: true,
-		},
-		Host: host,
-	})
+	spec.NoLogs, spec.Output = true, true
+	spec.Env = []string{"PATH=" + pathEnvValue, "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"}
+	spec.Entrypoint = []string{"/bin/sh", "-c", "cd /work && " + ac.spec.Command}
+	id, err := ac.create(ctx, ac.name, spec)
 	if err != nil {
 		return err
 	}
-	return ac.cl.runAttached(ctx, id, timeout, ac.spec.OutputCap, res)
+	return runAttached(ctx, ac.eng, id, timeout, ac.spec.OutputCap, res)
 }
 
-// lockedDown is the host configuration of both containers of a check.
-func (ac *acceptanceCheck) lockedDown(mounts []mount.Mount) *container.HostConfig {
-	pids := int64(acceptancePids)
-	noInit := false
-	return &container.HostConfig{
-		NetworkMode:    "none",
-		ReadonlyRootfs: true,
-		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges"},
-		Init:           &noInit,
-		Resources: container.Resources{
-			Memory:     acceptanceMemory,
-			MemorySwap: acceptanceMemory,
-			NanoCPUs:   2e9,
-			PidsLimit:  &pids,
-		},
-		Mounts: mounts,
+// lockedDown is the spec of both containers of a check: the image, the
+// worker's user, the labels, no network, a read-only root, no
+// capabilities, no new privileges, no init, the limits, and mounts.
+func (ac *acceptanceCheck) lockedDown(mounts []daemon.Mount) daemon.ContainerSpec {
+	return daemon.ContainerSpec{
+		Image:        ac.image,
+		User:         userSpec(),
+		Labels:       ac.labels,
+		Network:      "none",
+		ReadOnlyRoot: true,
+		CapDrop:      []string{"ALL"},
+		SecurityOpt:  []string{"no-new-privileges"},
+		Memory:       acceptanceMemory,
+		NanoCPUs:     2e9,
+		PidsLimit:    acceptancePids,
+		Mounts:       mounts,
 	}
 }
 
 // create creates a container of the check, remembered for removal.
-func (ac *acceptanceCheck) create(ctx context.Context, name string, spec containerSpec) (string, error) {
-	id, err := ac.cl.createContainer(ctx, name, spec)
+func (ac *acceptanceCheck) create(ctx context.Context, name string, spec daemon.ContainerSpec) (string, error) {
+	id, err := ac.eng.CreateContainer(ctx, name, spec)
 	if id != "" {
 		ac.containers = append(ac.containers, id)
 	}
@@ -400,7 +392,7 @@ func (ac *acceptanceCheck) create(ctx context.Context, name string, spec contain
 func (ac *acceptanceCheck) uploadWith(ctx context.Context, id, dir string, write func(io.Writer) error) error {
 	pr, pw := io.Pipe()
 	go func() { _ = pw.CloseWithError(write(pw)) }()
-	err := ac.cl.upload(ctx, id, dir, pr)
+	err := ac.eng.Upload(ctx, id, dir, pr)
 	_ = pr.CloseWithError(errors.New("upload ended")) // stops the writer if the daemon stopped reading
 	return err
 }
@@ -411,51 +403,49 @@ func (ac *acceptanceCheck) remove() {
 	ctx, cancel := cleanupContext()
 	defer cancel()
 	for _, id := range ac.containers {
-		_ = ac.cl.removeContainer(ctx, id) // labelled: RemoveAcceptance finds a leftover
+		_ = ac.eng.RemoveContainer(ctx, id) // labelled: RemoveAcceptance finds a leftover
 	}
 	for _, v := range ac.volumes {
-		_ = ac.cl.removeVolume(ctx, v)
+		_ = ac.eng.RemoveVolume(ctx, v, false)
 	}
 }
 
 // runAttached starts the created container id with its output attached,
 // waits for it at most timeout (then kills it) and records the outcome.
-func (c *Client) runAttached(ctx context.Context, id string, timeout time.Duration, outputCap int, res *AcceptanceResult) error {
+func runAttached(ctx context.Context, eng daemon.Engine, id string, timeout time.Duration, outputCap int, res *AcceptanceResult) error {
 	if outputCap <= 0 {
 		outputCap = DefaultAcceptanceOutput
 	}
-	hijack, err := c.attachOutput(ctx, id)
+	out := newHeadTail(outputCap)
+	// stdout and stderr merge into out; as two pipes of the command they
+	// never had an order between them.
+	stream, err := eng.Attach(ctx, id, out)
 	if err != nil {
 		return err
 	}
-	defer hijack.Close()
-	out := newHeadTail(outputCap)
+	defer func() { _ = stream.Close() }() // the container is gone or going
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		_, _ = stdcopy.StdCopy(out, out, hijack.Reader)
+		_, _ = io.Copy(out, stream)
 	}()
-	// Wait is registered before the start, so a quick exit is not missed.
-	waitCtx, cancelWait := context.WithCancel(ctx)
-	defer cancelWait()
-	waitC, errC := c.api.ContainerWait(waitCtx, id, container.WaitConditionNextExit)
-	if err := c.start(ctx, id); err != nil {
+	if err := eng.StartContainer(ctx, id); err != nil {
 		return err
 	}
 	started := time.Now()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	code, err := waitExit(ctx, waitC, errC, deadline.C)
-	if errors.Is(err, errDeadline) {
+	// Waiting for a container that does not run returns at once with its
+	// exit code: a quick exit is not missed.
+	code, err := eng.WaitStopped(ctx, id, timeout)
+	if errors.Is(err, daemon.ErrTimedOut) && ctx.Err() == nil {
 		res.TimedOut = true
 		kctx, cancel := cleanupContext()
-		_ = c.kill(kctx, id)
-		code, err = waitExit(kctx, waitC, errC, nil)
+		_ = eng.KillContainer(kctx, id)
+		code, err = eng.WaitStopped(kctx, id, daemon.LifecycleTimeout)
 		cancel()
 	}
 	res.Duration = time.Since(started)
 	if err != nil {
-		return fmt.Errorf("wait for acceptance container %s: %w", short(id), err)
+		return fmt.Errorf("wait for acceptance container %s: %w", id, err)
 	}
 	res.ExitCode = int(code)
 	// The stream ends with the container; a process that escaped it
@@ -463,43 +453,11 @@ func (c *Client) runAttached(ctx context.Context, id string, timeout time.Durati
 	select {
 	case <-copied:
 	case <-time.After(5 * time.Second):
-		hijack.Close()
+		_ = stream.Close()
 		<-copied
 	}
 	res.Output, res.Truncated = out.bytes()
 	return nil
-}
-
-// attachOutput attaches to the created container's stdout and stderr.
-// The stream outlives ctx, which only bounds the request.
-func (c *Client) attachOutput(ctx context.Context, id string) (types.HijackedResponse, error) {
-	var resp types.HijackedResponse
-	err := call(ctx, "attach to container "+short(id), LifecycleTimeout, func(ctx context.Context) error {
-		var err error
-		resp, err = c.api.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdout: true, Stderr: true})
-		return err
-	})
-	return resp, err
-}
-
-// errDeadline is the command's deadline passing in waitExit.
-var errDeadline = errors.New("deadline")
-
-// waitExit waits for the container's exit code, the deadline or ctx.
-func waitExit(ctx context.Context, waitC <-chan container.WaitResponse, errC <-chan error, deadline <-chan time.Time) (int64, error) {
-	select {
-	case r := <-waitC:
-		if r.Error != nil {
-			return r.StatusCode, errors.New(r.Error.Message)
-		}
-		return r.StatusCode, nil
-	case err := <-errC:
-		return 0, err
-	case <-deadline:
-		return 0, errDeadline
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
 }
 
 // RemoveAcceptance removes the containers and volumes of acceptance checks
@@ -507,50 +465,52 @@ func waitExit(ctx context.Context, waitC <-chan container.WaitResponse, errC <-c
 // checks a killed process ran left behind. It returns the names of what it
 // removed. Checks still running under selector are removed too; the
 // caller chooses a selector only its own checks carry.
-func (c *Client) RemoveAcceptance(ctx context.Context, selector map[string]string) ([]string, error) {
-	args := filters.NewArgs(filters.Arg("label", LabelAcceptance))
-	for k, v := range selector {
-		args.Add("label", k+"="+v)
-	}
-	var list []container.Summary
-	err := query(ctx, "list acceptance containers", func(ctx context.Context) error {
-		var err error
-		list, err = c.api.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
-		return err
-	})
+func (c AcceptanceChecker) RemoveAcceptance(ctx context.Context, selector map[string]string) ([]string, error) {
+	list, err := c.Engine.ListContainers(ctx, LabelAcceptance)
 	if err != nil {
 		return nil, err
 	}
 	var removed []string
 	var errs []error
 	for _, ct := range list {
-		name := ct.ID
-		if len(ct.Names) > 0 {
-			name = strings.TrimPrefix(ct.Names[0], "/")
+		if !carries(ct.Labels, selector) {
+			continue
 		}
-		if err := c.removeContainer(ctx, ct.ID); err != nil {
+		name := ct.Name
+		if name == "" {
+			name = ct.ID
+		}
+		if err := c.Engine.RemoveContainer(ctx, ct.ID); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		removed = append(removed, name)
 	}
-	var vols volume.ListResponse
-	err = query(ctx, "list acceptance volumes", func(ctx context.Context) error {
-		var err error
-		vols, err = c.api.VolumeList(ctx, volume.ListOptions{Filters: args})
-		return err
-	})
+	vols, err := c.Engine.ListVolumes(ctx, LabelAcceptance)
 	if err != nil {
 		return removed, errors.Join(append(errs, err)...)
 	}
-	for _, v := range vols.Volumes {
-		if err := c.removeVolume(ctx, v.Name); err != nil {
+	for _, v := range vols {
+		if !carries(v.Labels, selector) {
+			continue
+		}
+		if err := c.Engine.RemoveVolume(ctx, v.Name, false); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		removed = append(removed, v.Name)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// carries reports whether labels holds every label of selector.
+func carries(labels, selector map[string]string) bool {
+	for k, v := range selector {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // writeChecker writes fsys as a tar stream of root's files, readable (and,

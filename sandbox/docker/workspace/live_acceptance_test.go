@@ -1,6 +1,6 @@
 //go:build docker
 
-package docker
+package workspace
 
 import (
 	"crypto/rand"
@@ -14,15 +14,13 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/docker/api/types/volume"
+	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/daemon"
 )
 
 // acceptanceLabels are labels only this test's objects carry; when the
 // test ends, nothing may carry them any more.
-func acceptanceLabels(t *testing.T, cl *Client) map[string]string {
+func acceptanceLabels(t *testing.T, cl *docker.Client) map[string]string {
 	t.Helper()
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -32,22 +30,22 @@ func acceptanceLabels(t *testing.T, cl *Client) map[string]string {
 	t.Cleanup(func() {
 		ctx, cancel := cleanupCtx(t)
 		defer cancel()
-		args := filters.NewArgs(filters.Arg("label", "dirtywork.test="+labels["dirtywork.test"]))
-		cs, err := cl.api.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+		label := "dirtywork.test=" + labels["dirtywork.test"]
+		cs, err := cl.ListContainers(ctx, label)
 		if err != nil {
 			t.Error(err)
 		}
-		vs, err := cl.api.VolumeList(ctx, volume.ListOptions{Filters: args})
+		vs, err := cl.ListVolumes(ctx, label)
 		if err != nil {
 			t.Error(err)
 		}
 		for _, c := range cs {
-			t.Errorf("container %v left behind", c.Names)
-			_ = cl.removeContainer(ctx, c.ID)
+			t.Errorf("container %s left behind", c.Name)
+			_ = cl.RemoveContainer(ctx, c.ID)
 		}
-		for _, v := range vs.Volumes {
+		for _, v := range vs {
 			t.Errorf("volume %s left behind", v.Name)
-			_ = cl.removeVolume(ctx, v.Name)
+			_ = cl.RemoveVolume(ctx, v.Name, false)
 		}
 	})
 	return labels
@@ -76,6 +74,7 @@ func TestRunAcceptanceSandbox(t *testing.T) {
 	t.Parallel()
 	cl := liveClient(t)
 	labels := acceptanceLabels(t, cl)
+	checker := AcceptanceChecker{Engine: cl}
 	tree := acceptanceTree(t, map[string]string{"hello.txt": "hi\n", "acceptance/check.sh": "orig", ".git/HEAD": "ref\n"})
 	if err := os.Symlink("hello.txt", filepath.Join(tree, "link")); err != nil {
 		t.Fatal(err)
@@ -97,7 +96,7 @@ echo "pwd $(pwd)"
 exit 3
 `
 	start := time.Now()
-	res, err := cl.RunAcceptance(t.Context(), AcceptanceSpec{
+	res, err := checker.RunAcceptance(t.Context(), AcceptanceSpec{
 		Image:      liveImage,
 		TreeDir:    tree,
 		Acceptance: fstest.MapFS{"check.sh": {Data: []byte(check)}},
@@ -145,13 +144,14 @@ func TestRunAcceptanceLimits(t *testing.T) {
 	t.Parallel()
 	cl := liveClient(t)
 	labels := acceptanceLabels(t, cl)
+	checker := AcceptanceChecker{Engine: cl}
 	tree := acceptanceTree(t, map[string]string{"a": "a"})
-	checker := fstest.MapFS{"check.sh": {Data: []byte("true")}}
+	script := fstest.MapFS{"check.sh": {Data: []byte("true")}}
 	run := func(command string, timeout time.Duration, outputCap int) (AcceptanceResult, time.Duration) {
 		t.Helper()
 		start := time.Now()
-		res, err := cl.RunAcceptance(t.Context(), AcceptanceSpec{
-			Image: liveImage, TreeDir: tree, Acceptance: checker, Command: command,
+		res, err := checker.RunAcceptance(t.Context(), AcceptanceSpec{
+			Image: liveImage, TreeDir: tree, Acceptance: script, Command: command,
 			Timeout: timeout, OutputCap: outputCap, Labels: labels,
 		})
 		if err != nil {
@@ -188,40 +188,41 @@ func TestRunAcceptanceVolume(t *testing.T) {
 	cl := liveClient(t)
 	ctx := t.Context()
 	labels := acceptanceLabels(t, cl)
-	checker := fstest.MapFS{"check.sh": {Data: []byte("cat /work/data")}}
+	checker := AcceptanceChecker{Engine: cl}
+	script := fstest.MapFS{"check.sh": {Data: []byte("cat /work/data")}}
 	guard := map[string]string{"acceptance/check.sh": sha("cat /work/data")}
 	// fill makes the volume name holding the tree at dir, as a run leaves
 	// its work volume.
 	fill := func(name, dir string) {
 		t.Helper()
-		if err := cl.createVolume(ctx, name, labels); err != nil {
+		if err := cl.CreateVolume(ctx, name, labels); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
 			cctx, cancel := cleanupCtx(t)
 			defer cancel()
-			if err := cl.removeVolume(cctx, name); err != nil {
+			if err := cl.RemoveVolume(cctx, name, false); err != nil {
 				t.Error(err)
 			}
 		})
-		id, err := cl.createContainer(ctx, name+"-fill", containerSpec{
-			Config: &container.Config{Image: liveImage, Entrypoint: []string{"/bin/true"}, Labels: labels},
-			Host:   &container.HostConfig{NetworkMode: "none", Mounts: []mount.Mount{{Type: mount.TypeVolume, Source: name, Target: workDir}}},
+		id, err := cl.CreateContainer(ctx, name+"-fill", daemon.ContainerSpec{
+			Image: liveImage, Entrypoint: []string{"/bin/true"}, Labels: labels,
+			Network: "none", Mounts: []daemon.Mount{{Volume: name, Target: workDir}},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer func() { _ = cl.removeContainer(ctx, id) }()
+		defer func() { _ = cl.RemoveContainer(ctx, id) }()
 		pr, pw := io.Pipe()
 		go func() { _ = pw.CloseWithError(writeWorkTree(pw, dir)) }()
-		if err := cl.upload(ctx, id, workDir, pr); err != nil {
+		if err := cl.Upload(ctx, id, workDir, pr); err != nil {
 			t.Fatal(err)
 		}
 	}
 	name := "dw-accepttest-" + labels["dirtywork.test"]
 	fill(name+"-a", acceptanceTree(t, map[string]string{"acceptance/check.sh": "cat /work/data", "data": "from the volume\n"}))
-	res, err := cl.RunAcceptance(ctx, AcceptanceSpec{
-		Image: liveImage, Volume: name + "-a", Acceptance: checker, Command: "/bin/sh /acceptance/check.sh", Guard: guard, Labels: labels,
+	res, err := checker.RunAcceptance(ctx, AcceptanceSpec{
+		Image: liveImage, Volume: name + "-a", Acceptance: script, Command: "/bin/sh /acceptance/check.sh", Guard: guard, Labels: labels,
 	})
 	if err != nil || !res.Ran || res.ExitCode != 0 || string(res.Output) != "from the volume\n" || res.Hashes["acceptance/check.sh"] != guard["acceptance/check.sh"] {
 		t.Errorf("RunAcceptance = %+v, %v", res, err)
@@ -236,21 +237,21 @@ func TestRunAcceptanceVolume(t *testing.T) {
 		}
 		vol := name + "-link" + string(rune('0'+i))
 		fill(vol, dir)
-		res, err = cl.RunAcceptance(ctx, AcceptanceSpec{
-			Image: liveImage, Volume: vol, Acceptance: checker, Command: "/bin/sh /acceptance/check.sh", Guard: guard, Labels: labels,
+		res, err = checker.RunAcceptance(ctx, AcceptanceSpec{
+			Image: liveImage, Volume: vol, Acceptance: script, Command: "/bin/sh /acceptance/check.sh", Guard: guard, Labels: labels,
 		})
 		if err != nil || res.Ran || len(res.Hashes) != 0 {
 			t.Errorf("acceptance/ a link to %s: %+v, %v", target, res, err)
 		}
 	}
 
-	if _, err := cl.RunAcceptance(ctx, AcceptanceSpec{
-		Image: liveImage, Volume: name + "-never-made", Acceptance: checker, Command: "/bin/sh /acceptance/check.sh", Labels: labels,
+	if _, err := checker.RunAcceptance(ctx, AcceptanceSpec{
+		Image: liveImage, Volume: name + "-never-made", Acceptance: script, Command: "/bin/sh /acceptance/check.sh", Labels: labels,
 	}); !errors.Is(err, ErrVolumeMissing) {
 		t.Errorf("a missing volume: %v", err)
 	}
-	if _, err := cl.RunAcceptance(ctx, AcceptanceSpec{
-		Image: "dirtywork-no-such-image:" + labels["dirtywork.test"], Volume: name + "-a", Acceptance: checker, Command: "/bin/sh /acceptance/check.sh", Labels: labels,
+	if _, err := checker.RunAcceptance(ctx, AcceptanceSpec{
+		Image: "dirtywork-no-such-image:" + labels["dirtywork.test"], Volume: name + "-a", Acceptance: script, Command: "/bin/sh /acceptance/check.sh", Labels: labels,
 	}); !errors.Is(err, ErrImageMissing) {
 		t.Errorf("a missing image: %v", err)
 	}
@@ -262,6 +263,7 @@ func TestRemoveAcceptance(t *testing.T) {
 	cl := liveClient(t)
 	ctx := t.Context()
 	labels := acceptanceLabels(t, cl)
+	checker := AcceptanceChecker{Engine: cl}
 	ac, err := newAcceptanceCheck(cl, AcceptanceSpec{TreeDir: "unused", Acceptance: fstest.MapFS{}, Labels: labels}, liveImage)
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +273,7 @@ func TestRemoveAcceptance(t *testing.T) {
 	}
 	// The failed fill made both volumes and its container; nobody removed
 	// them (ac.remove is what a killed process never gets to).
-	removed, err := cl.RemoveAcceptance(ctx, labels)
+	removed, err := checker.RemoveAcceptance(ctx, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
