@@ -48,10 +48,12 @@ const (
 	MaxVisibleFiles = 5
 )
 
-// goModFixture is how a fixture stores a go.mod: the Go toolchain will not
-// embed a directory holding a go.mod (it would be another module), so the
-// file is kept under this name and staged as go.mod.
-const goModFixture = "go.mod.fixture"
+// storedSuffix ends the name a fixture file is kept under when its own
+// name would make it part of this repository's build: a Go file would be
+// built and tested with dirtywork (a fixture is shipped unsolved, its test
+// failing), and the toolchain will not embed a directory holding a go.mod
+// (it would be another module). The file is staged without the suffix.
+const storedSuffix = ".fixture"
 
 // taskName is what a fixture directory may be called: it becomes part of
 // temporary directory names and run slugs.
@@ -235,7 +237,7 @@ func checkFiles(fsys fs.FS, hashes map[string]string) error {
 	}
 	for _, p := range visible {
 		if strings.HasPrefix(p, AcceptanceDir+"/") && hashes[p] == "" {
-			return fmt.Errorf("%s has no hash in %s", p, SpecFile)
+			return fmt.Errorf("%s has no hash in %s (a checker file is kept under its own name)", p, SpecFile)
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(hashes)) {
@@ -255,8 +257,8 @@ func checkFiles(fsys fs.FS, hashes map[string]string) error {
 }
 
 // VisibleFiles are the paths of the fixture's files a worker is shown, as
-// staged (a stored go.mod under its own name), sorted: every regular file
-// outside solution/. Anything but regular files and directories is an
+// staged (a file kept as <name>.fixture is <name>), sorted: every regular
+// file outside solution/. Anything but regular files and directories is an
 // error: a fixture is plain files.
 func VisibleFiles(fsys fs.FS) ([]string, error) {
 	var files []string
@@ -283,10 +285,7 @@ func VisibleFiles(fsys fs.FS) ([]string, error) {
 
 // stagedName is the path a fixture file is staged at.
 func stagedName(p string) string {
-	if path.Base(p) == goModFixture {
-		return path.Join(path.Dir(p), "go.mod")
-	}
-	return p
+	return strings.TrimSuffix(p, storedSuffix)
 }
 
 // FileHash is the SHA-256 (hex) of the file p of fsys.

@@ -20,8 +20,8 @@ const (
 
 // Stage makes a case's repository (B-5): a new directory
 // dwbench-<task>-… under parent (the system's temporary directory when
-// ""), holding the fixture's files but solution/ (a stored go.mod under
-// its own name) and what its generator writes, committed as one commit by
+// ""), holding the fixture's files but solution/ (one kept as
+// <name>.fixture as <name>) and what its generator writes, committed as one commit by
 // dirtywork-bench <bench@dirtywork.local>. It returns the directory's
 // resolved path; the caller removes it when the case is over. A failed
 // staging leaves nothing behind.
@@ -90,7 +90,7 @@ func (f Fixture) ApplySolution(dir string) error {
 }
 
 // copyTree copies the files under from in fsys into root, at their paths
-// relative to from (a stored go.mod under its staged name), leaving out
+// relative to from (one kept as <name>.fixture as <name>), leaving out
 // the directories skip names.
 func copyTree(fsys fs.FS, from string, root *os.Root, skip func(p string) bool) error {
 	return fs.WalkDir(fsys, from, func(p string, d fs.DirEntry, err error) error {

@@ -107,8 +107,8 @@ func TestStage(t *testing.T) {
 			for _, line := range strings.Split(strings.TrimSpace(st), "\n") {
 				p := strings.TrimSpace(line[2:])
 				want, err := fs.ReadFile(f.FS, SolutionDir+"/"+p)
-				if err != nil && p == "go.mod" {
-					want, err = fs.ReadFile(f.FS, SolutionDir+"/"+goModFixture)
+				if err != nil {
+					want, err = fs.ReadFile(f.FS, SolutionDir+"/"+p+storedSuffix)
 				}
 				got, _ := os.ReadFile(filepath.Join(dir, p))
 				if err != nil || string(got) != string(want) {
@@ -180,8 +180,8 @@ func mustResolve(t *testing.T, dir string) string {
 	return r
 }
 
-// A fixture's Go module is staged as go.mod, never under the name it is
-// stored by.
+// A fixture's Go module and Go files are staged under their own names,
+// never under the names they are kept by.
 func TestStageGoModule(t *testing.T) {
 	t.Parallel()
 	dir, err := Stage(t.Context(), fixtureNamed(t, "go-roman"), scratchDir(t))
@@ -191,8 +191,13 @@ func TestStageGoModule(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err != nil || !strings.HasPrefix(string(b), "module example.com/roman\n") {
 		t.Errorf("go.mod: %q, %v", b, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, goModFixture)); !os.IsNotExist(err) {
-		t.Errorf("%s is staged: %v", goModFixture, err)
+	for _, p := range []string{"roman.go", "roman_test.go"} {
+		if b, err := os.ReadFile(filepath.Join(dir, p)); err != nil || !strings.Contains("\n"+string(b), "\npackage roman\n") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if kept, _ := filepath.Glob(filepath.Join(dir, "*"+storedSuffix)); len(kept) != 0 {
+		t.Errorf("staged under the names they are kept by: %v", kept)
 	}
 }
 
