@@ -56,7 +56,7 @@ func TestDockerfile(t *testing.T) {
 		t.Errorf("last instruction %q, want USER 1000:1000", last)
 	}
 	all := strings.Join(ins, "\n")
-	for _, pkg := range []string{"bash", "coreutils", "findutils", "git", "python3", "nodejs", "npm", "ripgrep", "jq", "ca-certificates", "curl"} {
+	for _, pkg := range []string{"bash", "coreutils", "findutils", "git", "golang-go", "python3", "nodejs", "npm", "ripgrep", "jq", "ca-certificates", "curl"} {
 		if !regexp.MustCompile(`--no-install-recommends .*\b` + regexp.QuoteMeta(pkg) + `\b`).MatchString(all) {
 			t.Errorf("package %s is not installed", pkg)
 		}

@@ -169,6 +169,9 @@ func containerConfig(spec daemon.ContainerSpec) (*container.Config, *container.H
 		},
 		Tmpfs: spec.Tmpfs,
 	}
+	if spec.NoLogs {
+		host.LogConfig = container.LogConfig{Type: "none"}
+	}
 	for _, m := range spec.Mounts {
 		mt := mount.Mount{Type: mount.TypeVolume, Source: m.Volume, Target: m.Target, ReadOnly: m.ReadOnly}
 		if m.NoCopy {

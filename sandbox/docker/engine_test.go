@@ -68,6 +68,14 @@ func TestContainerConfigSetsWhatTheSpecSaysAndNothingElse(t *testing.T) {
 	if host.Init == nil || !*host.Init {
 		t.Errorf("init %v, want docker's", host.Init)
 	}
+	if host.LogConfig.Type != "" {
+		t.Errorf("log driver %q, want the daemon's default", host.LogConfig.Type)
+	}
+
+	// NoLogs is the none log driver: the daemon keeps nothing.
+	if _, host = containerConfig(daemon.ContainerSpec{Image: "i", NoLogs: true}); host.LogConfig.Type != "none" {
+		t.Errorf("log driver %q, want none", host.LogConfig.Type)
+	}
 }
 
 // hijacked serves one attach: it upgrades the connection as the daemon

@@ -128,9 +128,9 @@ func TestWorkerImageBootstrapsBuildsAndRuns(t *testing.T) {
 	}
 
 	out := runInSandbox(t, cl, id, `id -u; id -g; echo "$HOME"
-git --version; python3 --version; node --version; rg --version | head -n 1; jq --version`)
+git --version; python3 --version; node --version; rg --version | head -n 1; jq --version; go version`)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	want := []string{"1000", "1000", "/home/worker", "git version ", "Python 3.", "v", "ripgrep ", "jq-"}
+	want := []string{"1000", "1000", "/home/worker", "git version ", "Python 3.", "v", "ripgrep ", "jq-", "go version go1."}
 	if len(lines) != len(want) {
 		t.Fatalf("container output:\n%s\nwant %d lines", out, len(want))
 	}

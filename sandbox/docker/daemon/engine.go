@@ -129,6 +129,9 @@ type ContainerSpec struct {
 	// Tmpfs maps a mount point to its tmpfs options.
 	Tmpfs  map[string]string
 	Mounts []Mount
+	// NoLogs has the daemon keep none of the container's output (the
+	// "none" log driver): what reads it does so through an attach.
+	NoLogs bool
 }
 
 // Mount is a named volume mounted into a container.

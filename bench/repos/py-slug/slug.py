@@ -1,0 +1,7 @@
+"""URL slugs for titles."""
+import re
+
+
+def slugify(title):
+    """Turn a title into the slug of its URL."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower())
