@@ -63,7 +63,7 @@ func (e *e2e) wait(args ...string) (string, string, int) {
 
 func TestRunDetachAndWait(t *testing.T) {
 	e := newE2E(t, `{"turns":[
-		{"delay_ms": 1500, "tool_calls":[{"name":"write_file","arguments":{"path":"d.txt","content":"detached\n"}}]},
+		{"hold": true, "tool_calls":[{"name":"write_file","arguments":{"path":"d.txt","content":"detached\n"}}]},
 		{"finish":"done in the background"}
 	]}`)
 	ann, stderr, code := e.detach()
@@ -99,6 +99,7 @@ func TestRunDetachAndWait(t *testing.T) {
 		t.Fatalf("run.json host_pid %v, want %d (%v)", rec["host_pid"], pid, err)
 	}
 
+	e.srv.Release()
 	out, werr, code := e.wait(slug)
 	if code != 0 {
 		t.Fatalf("runs wait: exit %d\n%s\n%s", code, out, werr)
@@ -147,7 +148,7 @@ func TestRunDetachRefusalIsTheRunsRefusal(t *testing.T) {
 }
 
 func TestRunsWaitTimeoutKillAndUnknown(t *testing.T) {
-	e := newE2E(t, `{"turns":[{"delay_ms": 60000, "finish":"never"}]}`)
+	e := newE2E(t, `{"turns":[{"hold": true, "finish":"never"}]}`)
 	ann, stderr, code := e.detach()
 	if code != 0 {
 		t.Fatalf("run --detach: exit %d\n%s", code, stderr)
@@ -214,7 +215,7 @@ func TestDetachedRunSurvivesItsTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal("tmux is needed for the terminal test: ", err)
 	}
-	e := newE2E(t, `{"turns":[{"delay_ms": 2000, "finish":"outlived the terminal"}]}`)
+	e := newE2E(t, `{"turns":[{"hold": true, "finish":"outlived the terminal"}]}`)
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
 	outFile := filepath.Join(t.TempDir(), "out.json")
 	script := strings.Join([]string{
@@ -241,6 +242,7 @@ func TestDetachedRunSurvivesItsTerminal(t *testing.T) {
 	if out, err := exec.Command(tmux, "-S", sock, "kill-server").CombinedOutput(); err != nil {
 		t.Fatalf("kill tmux: %v\n%s", err, out)
 	}
+	e.srv.Release()
 	out, werr, code := e.wait(ann["slug"].(string), "--timeout", "60")
 	if code != 0 || !strings.Contains(out, `"final_message":"outlived the terminal"`) {
 		t.Fatalf("after the terminal went away: exit %d %q %q", code, out, werr)

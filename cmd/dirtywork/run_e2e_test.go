@@ -251,7 +251,7 @@ func TestRunStatuses(t *testing.T) {
 		message      string
 	}{
 		{"max_turns", `{"turns":[` + listDir + `,` + listDir + `,` + listDir + `]}`, []string{"--max-turns", "2"}, "max_turns", ""},
-		{"timeout", `{"turns":[{"text":"slow","delay_ms":4000}]}`, []string{"--timeout", "1"}, "timeout", ""},
+		{"timeout", `{"turns":[{"text":"slow","hold":true}]}`, []string{"--timeout", "1"}, "timeout", ""},
 		{"context_exhausted by budget", `{"turns":[` + listDir + `]}`, []string{"--context-window", "10"}, "context_exhausted", ""},
 		{"context_exhausted by server", `{"turns":[{"errors":[{"status":400,"body":"{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens\"}}"}]}]}`, nil, "context_exhausted", ""},
 		{"model_error by bad args", `{"turns":[{"tool_calls":[{"name":"read_file","arguments":{}}]},{"tool_calls":[{"name":"read_file","arguments":{}}]},{"tool_calls":[{"name":"read_file","arguments":{}}]}]}`, nil, "model_error", "aborted after 3 consecutive bad_args failures"},
@@ -475,7 +475,7 @@ func TestRunBranchFromAnotherRun(t *testing.T) {
 // awaited. The run ends as model_error after the retries, keeping its
 // evidence, and still prints its one JSON object.
 func TestRunServerDiesMidRun(t *testing.T) {
-	e := newE2E(t, `{"turns":[{"tool_calls":[{"name":"list_dir","arguments":{}}]},{"text":"never sent","delay_ms":20000}]}`)
+	e := newE2E(t, `{"turns":[{"tool_calls":[{"name":"list_dir","arguments":{}}]},{"text":"never sent","hold":true}]}`)
 	go func() {
 		// The second chat request arrived and waits on its reply (the
 		// model listing does not count): the server goes away now.

@@ -115,12 +115,8 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request, body []byte, r
 		}
 		return writeRaw(w, failure.Status, failureBody(failure))
 	}
-	if turn.DelayMS > 0 {
-		select {
-		case <-time.After(time.Duration(turn.DelayMS) * time.Millisecond):
-		case <-r.Context().Done():
-			return 499 // client gave up
-		}
+	if !s.wait(r, turn) {
+		return 499 // client gave up
 	}
 	if turn.RawStream != "" {
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -56,6 +56,10 @@ type Turn struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// DelayMS delays the reply (before the first byte).
 	DelayMS int `json:"delay_ms,omitempty"`
+	// Hold makes the reply wait (before the first byte, after any delay)
+	// until the server's Release is called, so a test can act while a
+	// request is surely in flight instead of guessing with a delay.
+	Hold bool `json:"hold,omitempty"`
 	// ChunkDelayMS paces streamed chunks.
 	ChunkDelayMS int `json:"chunk_delay_ms,omitempty"`
 	// Errors are answered, one per attempt, before the reply itself: a

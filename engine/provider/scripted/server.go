@@ -91,6 +91,8 @@ type Server struct {
 	// scripted delay); arrival is closed and replaced at each.
 	arrived int
 	arrival chan struct{}
+	// released is closed by Release; held turns wait for it.
+	released chan struct{}
 
 	httpSrv  *http.Server
 	listener net.Listener
@@ -111,7 +113,40 @@ func NewMulti(scripts ...Script) *Server {
 	return &Server{
 		scripts: scripts, attempts: map[attemptKey]int{},
 		recorded: make(chan struct{}), arrival: make(chan struct{}),
+		released: make(chan struct{}),
 	}
+}
+
+// Release lets every held turn (Turn.Hold) answer, now and from then on.
+// Calling it again does nothing.
+func (s *Server) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.released:
+	default:
+		close(s.released)
+	}
+}
+
+// wait holds a reply for the turn's delay and, for a held turn, until
+// Release. It reports false when the client gave up first.
+func (s *Server) wait(r *http.Request, turn Turn) bool {
+	if turn.DelayMS > 0 {
+		select {
+		case <-time.After(time.Duration(turn.DelayMS) * time.Millisecond):
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	if turn.Hold {
+		select {
+		case <-s.released:
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	return true
 }
 
 // MaxInFlight is the most chat requests the server was answering at once.
@@ -331,12 +366,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, body []byte, rec *
 		}
 		return writeRaw(w, failure.Status, failureBody(failure))
 	}
-	if turn.DelayMS > 0 {
-		select {
-		case <-time.After(time.Duration(turn.DelayMS) * time.Millisecond):
-		case <-r.Context().Done():
-			return 499 // client gave up
-		}
+	if !s.wait(r, turn) {
+		return 499 // client gave up
 	}
 	if turn.RawStream != "" {
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -403,13 +403,14 @@ func TestAwaitRequestsGivesUpWithItsContext(t *testing.T) {
 }
 
 // One server plays several models, each with a script per task, and
-// counts the requests it answers at once.
+// counts the requests it answers at once; held turns answer only after
+// Release.
 func TestMultiScriptServer(t *testing.T) {
 	t.Parallel()
 	srv := NewMulti(
-		Script{Model: "solver", Task: "fix bug 1", Turns: []Turn{{Text: "solver on bug 1", DelayMS: 3000}}},
-		Script{Model: "solver", Task: "fix bug 2", Turns: []Turn{{Text: "solver on bug 2", DelayMS: 3000}}},
-		Script{Model: "failer", Turns: []Turn{{Text: "failer, any task", DelayMS: 3000}}},
+		Script{Model: "solver", Task: "fix bug 1", Turns: []Turn{{Text: "solver on bug 1", Hold: true}}},
+		Script{Model: "solver", Task: "fix bug 2", Turns: []Turn{{Text: "solver on bug 2", Hold: true}}},
+		Script{Model: "failer", Turns: []Turn{{Text: "failer, any task", Hold: true}}},
 	)
 	base, err := srv.Start("127.0.0.1:0")
 	if err != nil {
@@ -444,17 +445,26 @@ func TestMultiScriptServer(t *testing.T) {
 			answers <- answer{got, c[2], err}
 		}()
 	}
-	// All three are in flight before any reply is due.
+	// All three are in flight, and held, before any reply is given.
 	if err := srv.AwaitArrivals(t.Context(), 3); err != nil {
 		t.Fatal(err)
 	}
+	select {
+	case a := <-answers:
+		t.Fatalf("a held turn answered before Release: %+v", a)
+	default:
+	}
+	if n := srv.MaxInFlight(); n != 3 {
+		t.Errorf("max in flight %d while held", n)
+	}
+	srv.Release()
+	srv.Release() // a second call does nothing
 	for range 3 {
 		a := <-answers
 		if a.err != nil || a.got != a.want {
 			t.Errorf("got %q (%v), want %q", a.got, a.err, a.want)
 		}
 	}
-	// Each reply is held 3 s after it arrives: the three overlap.
 	if n := srv.MaxInFlight(); n != 3 {
 		t.Errorf("max in flight %d", n)
 	}
