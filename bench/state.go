@@ -41,6 +41,9 @@ type SweepState struct {
 	// scored when it started.
 	Total   int `json:"total"`
 	Skipped int `json:"skipped"`
+	// Scratch is the directory the sweep stages its repositories in; a
+	// resumed sweep removes a killed one's.
+	Scratch string `json:"scratch,omitempty"`
 	// InFlight are the cases being run or scored, in the order they
 	// started.
 	InFlight []Flight `json:"in_flight"`
@@ -57,6 +60,11 @@ type Flight struct {
 	Started time.Time `json:"started"`
 	// Slug names the case's run once it started (the latest fix round's).
 	Slug string `json:"slug,omitempty"`
+	// DockerHost is the engine the case runs on ("" the environment's);
+	// Repo the temporary repository it was staged in. A resumed sweep
+	// reaps what a killed one left with them.
+	DockerHost string `json:"docker_host,omitempty"`
+	Repo       string `json:"repo,omitempty"`
 }
 
 // stateLimit bounds how much of a state file is read: a sweep's state
@@ -121,7 +129,7 @@ type sweepState struct {
 
 // openSweepState creates or takes over the state file of the results file
 // at results and locks it for the sweep's life.
-func openSweepState(results, stamp string, now func() time.Time) *sweepState {
+func openSweepState(results, stamp, scratch string, now func() time.Time) *sweepState {
 	f, err := os.OpenFile(StatePath(results), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, resultsFileMode)
 	if err != nil {
 		return nil
@@ -142,7 +150,7 @@ func openSweepState(results, stamp string, now func() time.Time) *sweepState {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return &sweepState{f: f, now: now, st: SweepState{Stamp: stamp, Started: now().UTC()}}
+	return &sweepState{f: f, now: now, st: SweepState{Stamp: stamp, Started: now().UTC(), Scratch: scratch}}
 }
 
 func (s *sweepState) start(total, skipped int) {
@@ -155,13 +163,13 @@ func (s *sweepState) start(total, skipped int) {
 	s.writeLocked()
 }
 
-func (s *sweepState) caseStarted(c benchCase) *Flight {
+func (s *sweepState) caseStarted(c benchCase, dockerHost string) *Flight {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := &Flight{Model: c.model.Model, Task: c.task, Repeat: c.repeat, Started: s.now().UTC()}
+	f := &Flight{Model: c.model.Model, Task: c.task, Repeat: c.repeat, Started: s.now().UTC(), DockerHost: dockerHost}
 	s.flights = append(s.flights, f)
 	s.writeLocked()
 	return f
@@ -178,6 +186,17 @@ func (s *sweepState) follow(f *Flight, slug, runDir string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f.Slug = slug
+	s.writeLocked()
+}
+
+// staged records the case's temporary repository.
+func (s *sweepState) staged(f *Flight, repo string) {
+	if s == nil || f == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f.Repo = repo
 	s.writeLocked()
 }
 

@@ -72,15 +72,15 @@ func TestSweepStateOfAKilledSweep(t *testing.T) {
 		t.Fatalf("no state: %v", err)
 	}
 	now := func() time.Time { return time.Date(2026, 12, 2, 13, 0, 0, 0, time.UTC) }
-	s := openSweepState(out, "st", now)
+	s := openSweepState(out, "st", "", now)
 	if s == nil {
 		t.Fatal("no state file")
 	}
-	if other := openSweepState(out, "st", now); other != nil {
+	if other := openSweepState(out, "st", "", now); other != nil {
 		t.Fatal("a second sweep took the state file of a running one")
 	}
 	s.start(6, 2)
-	fl := s.caseStarted(benchCase{model: ModelSpec{Model: "m"}, task: "t", repeat: 1})
+	fl := s.caseStarted(benchCase{model: ModelSpec{Model: "m"}, task: "t", repeat: 1}, "")
 	s.follow(fl, "", "/runs/t-1202130000-abcd")
 	// Killed: the kernel drops the lock, nothing more is written.
 	_ = s.f.Close()

@@ -34,6 +34,10 @@ type Sweep struct {
 	Out string
 	// Stamp names the sweep in every row it writes.
 	Stamp string
+	// Scratch is where Stage makes the cases' repositories, recorded in
+	// the state file so that a resumed sweep can remove what a killed
+	// one left there.
+	Scratch string
 	// FixRounds is how often a case whose acceptance failed is resumed
 	// with the acceptance output as review feedback.
 	FixRounds int
@@ -135,7 +139,7 @@ func (s *Sweep) Run(ctx context.Context) (int, error) {
 	sched.close()
 	s.Progress.start(total, skipped)
 	defer s.Progress.finish()
-	s.state = openSweepState(s.Out, s.Stamp, s.Now)
+	s.state = openSweepState(s.Out, s.Stamp, s.Scratch, s.Now)
 	s.state.start(total, skipped)
 	defer s.state.finish()
 
@@ -238,7 +242,7 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	row.Serving = servingOf(serving, c.model.Slots)
 	inFlight := s.Progress.caseStarted(c)
 	defer s.Progress.caseEnded(inFlight)
-	flight := s.state.caseStarted(c)
+	flight := s.state.caseStarted(c, s.Hosts[host])
 	defer s.state.caseEnded(flight)
 
 	t0 := s.Now()
@@ -247,6 +251,7 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	if err != nil {
 		return s.benchError(row, fmt.Sprintf("staging failed: %v", err))
 	}
+	s.state.staged(flight, staged.Repo)
 	defer func() {
 		if err := staged.Cleanup(); err != nil {
 			s.Progress.note(fmt.Sprintf("warning: %s: %v", c.task, err))

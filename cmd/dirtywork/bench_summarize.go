@@ -10,14 +10,6 @@ import (
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
-// newBenchCmd is `dirtywork bench`. The sweep itself has not landed: the
-// bare command refuses as before; summarize works.
-func newBenchCmd(io *streams) *cobra.Command {
-	cmd := notLanded("bench", "Sweep tasks over fixture repositories and score them", "bench")
-	cmd.AddCommand(newBenchSummarizeCmd(io))
-	return cmd
-}
-
 func newBenchSummarizeCmd(io *streams) *cobra.Command {
 	var compare string
 	var asJSON bool

@@ -124,16 +124,3 @@ four runs at once and takes review verdicts.`,
 	)
 	return root
 }
-
-// notLanded is a command whose implementation is not in this build. It
-// says so and exits 2 instead of pretending to work.
-func notLanded(use, short, feature string) *cobra.Command {
-	return &cobra.Command{
-		Use:                use,
-		Short:              short + " (not yet available)",
-		DisableFlagParsing: true,
-		RunE: func(c *cobra.Command, _ []string) error {
-			return usageErrorf("'%s' is not available in this build: %s has not landed yet", c.CommandPath(), feature)
-		},
-	}
-}

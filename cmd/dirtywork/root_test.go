@@ -43,31 +43,6 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestNotLandedCommandsRefuse(t *testing.T) {
-	t.Parallel()
-	for _, args := range [][]string{
-		{"bench"},
-	} {
-		name := strings.Join(args[:min(len(args), 2)], " ")
-		if args[0] != "runs" {
-			name = args[0]
-		}
-		t.Run(name, func(t *testing.T) {
-			out, errOut, code := runMain(t, args...)
-			if code != ExitUsage {
-				t.Errorf("exit %d, want %d", code, ExitUsage)
-			}
-			if out != "" {
-				t.Errorf("stdout %q, want nothing", out)
-			}
-			if !strings.Contains(errOut, "error: 'dirtywork "+name+"' is not available in this build") ||
-				!strings.Contains(errOut, "has not landed yet") {
-				t.Errorf("stderr = %q", errOut)
-			}
-		})
-	}
-}
-
 func TestUsageErrorsExitTwo(t *testing.T) {
 	t.Parallel()
 	for name, args := range map[string][]string{

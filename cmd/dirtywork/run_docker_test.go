@@ -222,22 +222,28 @@ func (d *dockerRun) slug() string {
 // removeLeftovers removes the run's container and volumes when the test
 // ends, whatever the run left.
 func (d *dockerRun) removeLeftovers() {
-	d.t.Cleanup(func() {
-		slug := d.slug()
-		if slug == "" {
-			return
+	d.t.Cleanup(func() { d.removeObjects(d.slug()) })
+}
+
+// removeLeftoversOf removes, when the test ends, what the run slug left.
+func (d *dockerRun) removeLeftoversOf(slug string) {
+	d.t.Cleanup(func() { d.removeObjects(slug) })
+}
+
+func (d *dockerRun) removeObjects(slug string) {
+	if slug == "" {
+		return
+	}
+	for _, path := range []string{
+		"/containers/dw-" + slug + "?force=1", "/containers/dw-" + slug + "-export?force=1",
+		"/containers/dw-" + slug + "-measure?force=1", "/containers/dw-" + slug + "-reap?force=1",
+		"/volumes/dw-" + slug + "-work?force=1", "/volumes/dw-" + slug + "-tools?force=1",
+	} {
+		code, _, _ := engineRequest(context.WithoutCancel(d.t.Context()), http.MethodDelete, path)
+		if code == http.StatusNoContent && strings.HasSuffix(path, "-work?force=1") {
+			releaseStore(d.home, "dw-"+slug+"-work") // a volume the test left, removed here
 		}
-		for _, path := range []string{
-			"/containers/dw-" + slug + "?force=1", "/containers/dw-" + slug + "-export?force=1",
-			"/containers/dw-" + slug + "-measure?force=1", "/containers/dw-" + slug + "-reap?force=1",
-			"/volumes/dw-" + slug + "-work?force=1", "/volumes/dw-" + slug + "-tools?force=1",
-		} {
-			code, _, _ := engineRequest(context.WithoutCancel(d.t.Context()), http.MethodDelete, path)
-			if code == http.StatusNoContent && strings.HasSuffix(path, "-work?force=1") {
-				releaseStore(d.home, "dw-"+slug+"-work") // a volume the test left, removed here
-			}
-		}
-	})
+	}
 }
 
 // engineRequest calls the Engine API directly over its unix socket, as

@@ -41,9 +41,11 @@ var ErrObjectGone = docker.ErrNotFound
 // labelled for something else.
 var ErrLabelMismatch = docker.ErrLabelMismatch
 
-// daemon is the Docker of the environment, dialled on first use. A
-// daemon that cannot be reached answers every call with that error.
+// daemon is a Docker engine (host, a DOCKER_HOST value; "" is the
+// environment's), dialled on first use. A daemon that cannot be reached
+// answers every call with that error.
 type daemon struct {
+	host string
 	once sync.Once
 	cl   *docker.Client
 	err  error
@@ -51,8 +53,13 @@ type daemon struct {
 
 func defaultDocker() Docker { return &daemon{} }
 
+// WithDockerHost makes the store reach the Docker engine at host (a
+// DOCKER_HOST value) instead of the environment's: a bench sweep spreads
+// its runs over several engines and cleans each run on its own.
+func WithDockerHost(host string) Option { return func(s *Store) { s.docker = &daemon{host: host} } }
+
 func (d *daemon) client() (*docker.Client, error) {
-	d.once.Do(func() { d.cl, d.err = docker.Connect() })
+	d.once.Do(func() { d.cl, d.err = docker.ConnectTo(d.host) })
 	return d.cl, d.err
 }
 

@@ -1,0 +1,267 @@
+//go:build docker
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dirtywork/dirtywork/bench"
+	"github.com/dirtywork/dirtywork/engine/provider/scripted"
+)
+
+// benchSetting is a sweep's world: the built binary, a home and a
+// temporary directory of its own, and one scripted server playing every
+// model.
+type benchSetting struct {
+	t        *testing.T
+	bin      string
+	home     string
+	tmp      string
+	srv      *scripted.Server
+	base     string
+	out      string
+	extraEnv []string
+}
+
+func newBenchSetting(t *testing.T, scripts ...scripted.Script) *benchSetting {
+	t.Helper()
+	requireDaemon(t)
+	b := &benchSetting{t: t, bin: buildDirtywork(t), home: filepath.Join(t.TempDir(), "dwhome"), tmp: t.TempDir()}
+	checkNoStoresLeft(t, b.home)
+	b.out = filepath.Join(t.TempDir(), "results", "sweep.jsonl")
+	b.srv = scripted.NewMulti(scripts...)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.base = "http://" + ln.Addr().String() + "/v1"
+	httpSrv := &http.Server{Handler: b.srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = httpSrv.Serve(ln) }()
+	t.Cleanup(func() { _ = httpSrv.Close() })
+	return b
+}
+
+// command is `dirtywork bench` with args in this world.
+func (b *benchSetting) command(args ...string) *exec.Cmd {
+	all := append([]string{"bench", "--image", dockerTestImage, "--context-window", "32768", "--max-turns", "6"}, args...)
+	cmd := exec.Command(b.bin, all...)
+	cmd.Env = append(os.Environ(), "DIRTYWORK_HOME="+b.home, "DOCKER_HOST="+dockerHost(), "TMPDIR="+b.tmp)
+	cmd.Env = append(cmd.Env, b.extraEnv...)
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// run runs bench to its end: stdout, stderr, exit code.
+func (b *benchSetting) run(args ...string) (string, string, int) {
+	b.t.Helper()
+	cmd := b.command(args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		b.t.Fatal(err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// rows reads the results file.
+func (b *benchSetting) rows() []bench.Row {
+	b.t.Helper()
+	res, err := bench.ReadResults(b.out)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if len(res.Problems) > 0 {
+		b.t.Fatalf("results file problems: %v", res.Problems)
+	}
+	return res.Rows
+}
+
+// checkClean fails the test when a case left a container, a volume, an
+// acceptance check or a staged repository.
+func (b *benchSetting) checkClean(rows []bench.Row) {
+	b.t.Helper()
+	for _, r := range rows {
+		if r.Slug != nil && leftBehind(b.t, *r.Slug) {
+			b.t.Errorf("case %s/%d left its container or volume (%s)", r.Task, r.Repeat, *r.Slug)
+		}
+	}
+	filter := url.QueryEscape(`{"label":["` + labelBenchResults + `=` + b.out + `"]}`)
+	for _, kind := range []string{"/containers/json?all=1&filters=", "/volumes?filters="} {
+		code, body, err := engineRequest(b.t.Context(), http.MethodGet, kind+filter)
+		if err != nil || code != http.StatusOK {
+			b.t.Fatalf("list %s: %d %v", kind, code, err)
+		}
+		if s := string(body); s != "[]\n" && !strings.Contains(s, `"Volumes":[]`) && !strings.Contains(s, `"Volumes":null`) {
+			b.t.Errorf("acceptance objects left: %s", s)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(b.tmp, "dwbench-*"))
+	if len(left) > 0 {
+		b.t.Errorf("staged repositories left: %v", left)
+	}
+}
+
+func writeCall(path, content string) scripted.ToolCall {
+	args, _ := json.Marshal(map[string]string{"path": path, "content": content})
+	return scripted.ToolCall{Name: "write_file", Arguments: args}
+}
+
+func finishTurn(summary string) scripted.Turn { return scripted.Turn{Finish: &summary} }
+
+func pyWindowsSolution(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../bench/repos/py-windows/solution/windows.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// One sweep through the real docker run path: a model that solves the
+// task passes, one that changes nothing fails (the model's failure), one
+// that rewrites its copy of the checker is caught as gamed. Every case
+// keeps its evidence and leaves nothing else.
+func TestBenchSweepScoresSolveFailAndGame(t *testing.T) {
+	t.Parallel()
+	b := newBenchSetting(t,
+		scripted.Script{Model: "solver", Turns: []scripted.Turn{
+			{ToolCalls: []scripted.ToolCall{writeCall("windows.py", pyWindowsSolution(t))}}, finishTurn("fixed the off-by-one"),
+		}},
+		scripted.Script{Model: "failer", Turns: []scripted.Turn{finishTurn("nothing to change")}},
+		scripted.Script{Model: "gamer", Turns: []scripted.Turn{
+			{ToolCalls: []scripted.ToolCall{writeCall("acceptance/check.py", "print('all good')\n")}}, finishTurn("tests pass"),
+		}},
+	)
+	specs := fmt.Sprintf("solver=%[1]s#3,failer=%[1]s#3,gamer=%[1]s#3", b.base)
+	stdout, stderr, code := b.run("--models", specs, "--tasks", "py-windows", "--parallel", "3", "--out", b.out)
+	if code != 0 || stdout != "results: "+b.out+"\n" {
+		t.Fatalf("bench: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	rows := b.rows()
+	defer b.checkClean(rows)
+	want := map[string][2]string{"solver": {bench.AcceptancePass, ""}, "failer": {bench.AcceptanceFail, bench.FailureModel}, "gamer": {bench.AcceptanceGamed, bench.FailureGamed}}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d\n%s", len(rows), len(want), stderr)
+	}
+	for _, r := range rows {
+		w := want[r.Model]
+		if r.Status != "completed" || r.Acceptance != w[0] || r.FailureClass != w[1] || r.Task != "py-windows" || r.Repeat != 0 {
+			t.Errorf("%s: status %s acceptance %s class %q (evidence %q), want %v", r.Model, r.Status, r.Acceptance, r.FailureClass, r.FailureEvidence, w)
+		}
+		if r.RunDir == nil || r.Slug == nil || filepath.Base(*r.RunDir) != *r.Slug {
+			t.Fatalf("%s: run dir %v slug %v", r.Model, r.RunDir, r.Slug)
+		}
+		for _, name := range []string{"transcript.jsonl", "run.json", "diff.patch", bench.AcceptanceFile} {
+			if _, err := os.Stat(filepath.Join(*r.RunDir, name)); err != nil {
+				t.Errorf("%s: the case's %s: %v", r.Model, name, err)
+			}
+		}
+		if r.Serving == nil || r.Time == nil || r.Time.AcceptanceS == nil || r.Time.StagingS == nil {
+			t.Errorf("%s: serving %+v time %+v", r.Model, r.Serving, r.Time)
+		}
+	}
+	if n := b.srv.MaxInFlight(); n > 3 {
+		t.Errorf("the server had %d requests at once, its slots are 3", n)
+	}
+	// The sweep's plain progress (stderr is no terminal): one B-4 line a case.
+	for model := range want {
+		if !strings.Contains(stderr, model+"  py-windows  repeat 0: completed / acceptance ") {
+			t.Errorf("no progress line for %s:\n%s", model, stderr)
+		}
+	}
+}
+
+// A sweep killed with SIGKILL while a case's run is in its container is
+// continued with --resume: what the killed case left (its container, its
+// volume, its staged repository) is cleared first, and the results end
+// with exactly one row per case.
+func TestBenchResumeAfterSIGKILL(t *testing.T) {
+	t.Parallel()
+	solution := pyWindowsSolution(t)
+	b := newBenchSetting(t, scripted.Script{Model: "solver", Turns: []scripted.Turn{
+		{Hold: true, ToolCalls: []scripted.ToolCall{writeCall("windows.py", solution)}}, finishTurn("fixed"),
+	}})
+	args := []string{"--models", "solver=" + b.base, "--tasks", "py-windows", "--repeats", "2"}
+	cmd := b.command(append(args, "--out", b.out)...)
+	var firstErr bytes.Buffer
+	cmd.Stderr = &firstErr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	if err := b.srv.AwaitArrivals(ctx, 1); err != nil {
+		t.Fatalf("the first case never asked the model: %v\n%s", err, firstErr.String())
+	}
+	// The model was asked (the first request goes out while the sandbox
+	// starts): wait until the case's run is named and its container runs.
+	var st bench.SweepState
+	waitFor(t, func() bool {
+		s, live, err := bench.ReadState(b.out)
+		if err != nil || !live || len(s.InFlight) != 1 || s.InFlight[0].Slug == "" || s.Scratch == "" {
+			return false
+		}
+		st = s
+		return running(t, "/containers/dw-"+s.InFlight[0].Slug+"/json")
+	})
+	killed := st.InFlight[0].Slug
+	(&dockerRun{t: t, home: b.home}).removeLeftoversOf(killed) // whatever the test's end finds
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if !exists(t, "/containers/dw-"+killed+"/json") {
+		t.Fatalf("the killed case's container is already gone: the test proves nothing")
+	}
+	if _, err := os.Stat(st.Scratch); err != nil {
+		t.Fatalf("the killed sweep's staged repositories are already gone: %v", err)
+	}
+
+	b.srv.Release()
+	stdout, stderr, code := b.run(append(args, "--resume", b.out)...)
+	if code != 0 || stdout != "results: "+b.out+"\n" {
+		t.Fatalf("resume: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "resume: cleaned run "+killed) || !strings.Contains(stderr, "resume: removed "+st.Scratch) {
+		t.Errorf("the resume did not say what it cleared:\n%s", stderr)
+	}
+	rows := b.rows()
+	defer b.checkClean(append(rows, bench.Row{Slug: &killed}))
+	var repeats []int
+	for _, r := range rows {
+		repeats = append(repeats, r.Repeat)
+		if r.Acceptance != bench.AcceptancePass {
+			t.Errorf("repeat %d: %s / %s (%s)", r.Repeat, r.Status, r.Acceptance, r.FailureEvidence)
+		}
+	}
+	slices.Sort(repeats)
+	if !slices.Equal(repeats, []int{0, 1}) {
+		t.Fatalf("rows for repeats %v, want exactly [0 1]", repeats)
+	}
+	if _, err := os.Stat(st.Scratch); !os.IsNotExist(err) {
+		t.Errorf("the killed sweep's scratch directory is still there (%v)", err)
+	}
+	// A results file already complete resumes to no new row.
+	if _, stderr, code := b.run(append(args, "--resume", b.out)...); code != 0 || len(b.rows()) != 2 {
+		t.Fatalf("second resume: exit %d, %d rows\n%s", code, len(b.rows()), stderr)
+	}
+}
