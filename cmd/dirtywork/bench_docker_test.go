@@ -267,3 +267,92 @@ func TestBenchResumeAfterSIGKILL(t *testing.T) {
 		t.Fatalf("second resume: exit %d, %d rows\n%s", code, len(b.rows()), stderr)
 	}
 }
+
+// A model server that dies mid-sweep costs its model nothing: the case
+// it was answering is retried once the server answers again, its queue
+// waits meanwhile, and the other server's queue goes on.
+func TestBenchServerDiesMidSweep(t *testing.T) {
+	t.Parallel()
+	solution := pyWindowsSolution(t)
+	solve := func(hold bool) scripted.Script {
+		return scripted.Script{Model: "solver", Turns: []scripted.Turn{
+			{Hold: hold, ToolCalls: []scripted.ToolCall{writeCall("windows.py", solution)}}, finishTurn("fixed"),
+		}}
+	}
+	b := newBenchSetting(t, solve(false)) // server B, steady
+	// Server A holds its first reply, then dies.
+	a := scripted.NewMulti(solve(true))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	aSrv := &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = aSrv.Serve(ln) }()
+	t.Cleanup(func() { _ = aSrv.Close() })
+
+	specs := "solver=http://" + addr + "/v1,solver=" + b.base
+	cmd := b.command("--models", specs, "--tasks", "py-windows", "--repeats", "3", "--parallel", "2", "--out", b.out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	if err := a.AwaitArrivals(ctx, 1); err != nil {
+		t.Fatalf("server A was never asked: %v\n%s", err, stderr.String())
+	}
+	_ = aSrv.Close() // dies with a request in flight
+
+	// B's queue goes on while A is down: all three of its cases are
+	// scored before A comes back.
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		res, err := bench.ReadResults(b.out)
+		n := 0
+		if err == nil {
+			for _, r := range res.Rows {
+				if r.BaseURL != nil && *r.BaseURL == b.base {
+					n++
+				}
+			}
+		}
+		if n == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server B's cases did not go on while A was down (%d of 3 scored)\n%s", n, stderr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if res, _ := bench.ReadResults(b.out); len(res.Rows) != 3 {
+		t.Fatalf("%d rows before A came back, want B's 3 only", len(res.Rows))
+	}
+
+	// A comes back on its address; its queue resumes.
+	ln2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2 := &http.Server{Handler: scripted.NewMulti(solve(false)), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = a2.Serve(ln2) }()
+	t.Cleanup(func() { _ = a2.Close() })
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	rows := b.rows()
+	defer b.checkClean(rows)
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6\n%s", len(rows), stderr.String())
+	}
+	for _, r := range rows {
+		if r.Acceptance != bench.AcceptancePass {
+			t.Errorf("%s repeat %d: %s / %s (%s: %s)", *r.BaseURL, r.Repeat, r.Status, r.Acceptance, r.FailureClass, r.FailureEvidence)
+		}
+	}
+	if !strings.Contains(stderr.String(), "server failure, retrying once") {
+		t.Errorf("the retry was not said:\n%s", stderr.String())
+	}
+}
