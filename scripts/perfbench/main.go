@@ -49,7 +49,7 @@ func run(scenario string, cases int, image, bin string) error {
 		build := exec.Command("go", "build", "-o", bin, "./cmd/dirtywork")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build: %v\n%s", err, out)
+			return fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	}
 	solution, err := os.ReadFile("bench/repos/py-windows/solution/windows.py")
@@ -139,7 +139,7 @@ func sweep(bin, work, image string, models []string, repeats, parallel int) ([]b
 	cmd.Env = append(os.Environ(), "DIRTYWORK_HOME="+filepath.Join(work, "home"))
 	start := time.Now()
 	if msg, err := cmd.CombinedOutput(); err != nil {
-		return nil, 0, fmt.Errorf("bench: %v\n%s", err, msg)
+		return nil, 0, fmt.Errorf("bench: %w\n%s", err, msg)
 	}
 	wall := time.Since(start)
 	res, err := bench.ReadResults(out)
