@@ -22,6 +22,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/bench"
 	"github.com/dirtywork/dirtywork/engine/provider/scripted"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 )
 
 // benchSetting is a sweep's world: the built binary, a home and a
@@ -354,5 +355,117 @@ func TestBenchServerDiesMidSweep(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "server failure, retrying once") {
 		t.Errorf("the retry was not said:\n%s", stderr.String())
+	}
+}
+
+// startSecondEngine starts a docker engine of the test's own (its own
+// socket, data root and no bridge), loads the worker image into it, and
+// stops it when the test ends. It returns its DOCKER_HOST value.
+func startSecondEngine(t *testing.T) string {
+	t.Helper()
+	root, err := os.MkdirTemp("", "dw-engine2-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "unix://" + filepath.Join(root, "docker.sock")
+	cmd := exec.Command("dockerd", "--host", host, "--data-root", filepath.Join(root, "data"),
+		"--exec-root", filepath.Join(root, "exec"), "--pidfile", filepath.Join(root, "docker.pid"),
+		"--bridge", "none", "--iptables=false", "--ip6tables=false")
+	logf, err := os.Create(filepath.Join(root, "dockerd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start a second dockerd: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(60 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		_ = logf.Close()
+		// What the daemon left mounted under its root goes before the root.
+		if out, err := exec.Command("sh", "-c", "grep -o ' "+root+"[^ ]*' /proc/self/mounts | sort -r | xargs -r -n1 umount -l").CombinedOutput(); err != nil {
+			t.Logf("unmount under %s: %v %s", root, err, out)
+		}
+		if err := os.RemoveAll(root); err != nil {
+			t.Errorf("remove the second engine's root: %v", err)
+		}
+	})
+	waitFor(t, func() bool {
+		code, _, err := engineRequestAt(t.Context(), host, http.MethodGet, "/_ping")
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(filepath.Join(root, "dockerd.log"))
+			t.Fatalf("the second dockerd exited:\n%s", log)
+		default:
+		}
+		return err == nil && code == http.StatusOK
+	})
+	load := exec.Command("sh", "-c", "docker save \"$1\" | docker -H \"$2\" load", "load", dockerTestImage, host)
+	load.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost())
+	if out, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("load the worker image into the second engine: %v\n%s", err, out)
+	}
+	return host
+}
+
+// Two docker engines share one --parallel sweep: each case is pinned to
+// one of them, both run cases, and neither keeps anything of a case.
+func TestBenchSpreadsCasesOverTwoEngines(t *testing.T) {
+	t.Parallel()
+	b := newBenchSetting(t, scripted.Script{Model: "solver", Turns: []scripted.Turn{
+		{ToolCalls: []scripted.ToolCall{writeCall("windows.py", pyWindowsSolution(t))}}, finishTurn("fixed"),
+	}})
+	second := startSecondEngine(t)
+	hosts := dockerHost() + "," + second
+	stdout, stderr, code := b.run("--models", "solver="+b.base+"#2", "--tasks", "py-windows", "--repeats", "4",
+		"--parallel", "2", "--docker-host", hosts, "--out", b.out)
+	if code != 0 || stdout != "results: "+b.out+"\n" {
+		t.Fatalf("bench: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	rows := b.rows()
+	defer b.checkClean(rows)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want 4", len(rows))
+	}
+	for _, r := range rows {
+		if r.Acceptance != bench.AcceptancePass {
+			t.Errorf("repeat %d: %s / %s (%s)", r.Repeat, r.Status, r.Acceptance, r.FailureEvidence)
+		}
+	}
+	// Both engines ran cases: each made the tool server's volume of this
+	// build (a run's first act on an engine), and each is left with no
+	// container of a case.
+	toolbox, err := workspace.ToolboxVolumeName(b.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{dockerHost(), second} {
+		if code, body, err := engineRequestAt(t.Context(), h, http.MethodGet, "/volumes/"+toolbox); err != nil || code != http.StatusOK {
+			t.Errorf("engine %s ran no case: %d %s %v", h, code, body, err)
+		}
+		filter := url.QueryEscape(`{"label":["dirtywork.run"]}`)
+		code, body, err := engineRequestAt(t.Context(), h, http.MethodGet, "/containers/json?all=1&filters="+filter)
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("list containers on %s: %d %v", h, code, err)
+		}
+		var left []struct{ Names []string }
+		if json.Unmarshal(body, &left) != nil {
+			t.Fatalf("containers on %s: %s", h, body)
+		}
+		for _, c := range left {
+			for _, r := range rows {
+				if r.Slug != nil && slices.ContainsFunc(c.Names, func(n string) bool { return strings.Contains(n, *r.Slug) }) {
+					t.Errorf("engine %s kept %v", h, c.Names)
+				}
+			}
+		}
 	}
 }

@@ -249,7 +249,11 @@ func (d *dockerRun) removeObjects(slug string) {
 // engineRequest calls the Engine API directly over its unix socket, as
 // an observer independent of the code under test.
 func engineRequest(ctx context.Context, method, path string) (int, []byte, error) {
-	host := dockerHost()
+	return engineRequestAt(ctx, dockerHost(), method, path)
+}
+
+// engineRequestAt is engineRequest to the daemon at host.
+func engineRequestAt(ctx context.Context, host, method, path string) (int, []byte, error) {
 	sock, ok := strings.CutPrefix(host, "unix://")
 	if !ok {
 		return 0, nil, fmt.Errorf("the docker tests observe the daemon over a unix socket, not %s", host)
