@@ -469,3 +469,87 @@ func TestBenchSpreadsCasesOverTwoEngines(t *testing.T) {
 		}
 	}
 }
+
+// Each failure class comes out of real runs of scripted models and is
+// classified exactly; an @anthropic spec is scored in the same table;
+// --fix-rounds resumes a failed case with the acceptance output, and the
+// row records the round that passed.
+func TestBenchClassifiesEveryFailure(t *testing.T) {
+	t.Parallel()
+	solution := pyWindowsSolution(t)
+	unknown := scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "no_such_tool", Arguments: json.RawMessage(`{}`)}}}
+	listing := scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "list_dir", Arguments: json.RawMessage(`{}`)}}}
+	var crash []scripted.HTTPError
+	for range 40 {
+		crash = append(crash, scripted.HTTPError{Status: 500, Body: `{"error":{"message":"backend crashed"}}`})
+	}
+	solve := []scripted.Turn{{ToolCalls: []scripted.ToolCall{writeCall("windows.py", solution)}}, finishTurn("fixed")}
+	b := newBenchSetting(t,
+		scripted.Script{Model: "formatter", Turns: slices.Repeat([]scripted.Turn{unknown}, 8)},
+		scripted.Script{Model: "overflow", Turns: []scripted.Turn{{Errors: []scripted.HTTPError{{
+			Status: 400, Body: `{"error":{"message":"This model's maximum context length is 4096 tokens. However, you requested 9000 tokens."}}`,
+		}}}}},
+		scripted.Script{Model: "looper", Turns: slices.Repeat([]scripted.Turn{listing}, 10)},
+		scripted.Script{Model: "sleeper", Turns: []scripted.Turn{{Hold: true, Text: "never"}}},
+		scripted.Script{Model: "crasher", Turns: []scripted.Turn{{Errors: crash, Text: "never"}}},
+		scripted.Script{Model: "claude-bench", Turns: solve},
+		// The fixer changes nothing until the acceptance output comes back
+		// as review feedback (the resumed run's task carries it).
+		scripted.Script{Model: "fixer", Task: "REVIEW FEEDBACK", Turns: solve},
+		scripted.Script{Model: "fixer", Turns: []scripted.Turn{finishTurn("looks fine to me")}},
+	)
+	root := strings.TrimSuffix(b.base, "/v1")
+	var specs []string
+	for _, m := range []string{"formatter", "overflow", "looper", "sleeper", "crasher", "fixer"} {
+		specs = append(specs, m+"="+b.base+"#4")
+	}
+	specs = append(specs, "claude-bench@anthropic="+root)
+	b.extraEnv = []string{"ANTHROPIC_API_KEY=sk-ant-bench-test"}
+	stdout, stderr, code := b.run("--models", strings.Join(specs, ","), "--tasks", "py-windows",
+		"--parallel", "4", "--timeout", "45", "--fix-rounds", "1", "--out", b.out)
+	if code != 0 || stdout != "results: "+b.out+"\n" {
+		t.Fatalf("bench: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	rows := b.rows()
+	defer b.checkClean(rows)
+	want := map[string]struct{ status, acceptance, class string }{
+		"formatter":    {"model_error", bench.AcceptanceSkipped, bench.FailureFormat},
+		"overflow":     {"context_exhausted", bench.AcceptanceSkipped, bench.FailureContext},
+		"looper":       {"max_turns", bench.AcceptanceSkipped, bench.FailureLoop},
+		"sleeper":      {"timeout", bench.AcceptanceSkipped, bench.FailureTimeout},
+		"crasher":      {"model_error", bench.AcceptanceSkipped, bench.FailureServer},
+		"claude-bench": {"completed", bench.AcceptancePass, ""},
+		"fixer":        {"completed", bench.AcceptancePass, ""},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d\n%s", len(rows), len(want), stderr)
+	}
+	for _, r := range rows {
+		w, ok := want[r.Model]
+		if !ok {
+			t.Fatalf("row of %s", r.Model)
+		}
+		if r.Status != w.status || r.Acceptance != w.acceptance || r.FailureClass != w.class {
+			t.Errorf("%s: %s / %s / %q (%s), want %+v", r.Model, r.Status, r.Acceptance, r.FailureClass, r.FailureEvidence, w)
+		}
+		if w.class != "" && r.FailureEvidence == "" {
+			t.Errorf("%s: a class without evidence", r.Model)
+		}
+		switch r.Model {
+		case "fixer":
+			if r.FixRound == nil || *r.FixRound != 1 {
+				t.Errorf("fixer: fix round %v, want 1", r.FixRound)
+			}
+		case "claude-bench":
+			if r.Provider == nil || *r.Provider != "anthropic" || r.Serving == nil || r.Serving.Server != "anthropic" {
+				t.Errorf("claude-bench: provider %v serving %+v", r.Provider, r.Serving)
+			}
+			if r.FixRound == nil || *r.FixRound != 0 {
+				t.Errorf("claude-bench: fix round %v, want 0", r.FixRound)
+			}
+		}
+	}
+	if !strings.Contains(stderr, "crasher  py-windows  repeat 0: server failure, retrying once") {
+		t.Errorf("the server failure was not retried:\n%s", stderr)
+	}
+}
