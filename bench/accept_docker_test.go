@@ -411,3 +411,66 @@ func TestHangingAcceptanceFails(t *testing.T) {
 		t.Errorf("a 3 s deadline took %s", took)
 	}
 }
+
+// A check prepared before the tree exists (the sweep's way, while the
+// run works) scores as a whole check does: the solution passes, the
+// untouched tree fails, a gamed tree is gamed without its command
+// running, a hang fails at the deadline; a second score makes a whole
+// new check, and Release leaves nothing (liveScorer checks), used or not.
+func TestPreparedAcceptanceScoresLikeAWholeCheck(t *testing.T) {
+	t.Parallel()
+	s := liveScorer(t)
+	s.Timeout = 20 * time.Second
+	f := fixtureNamed(t, "py-windows")
+	staged, err := Stage(t.Context(), f, scratchDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	untouched := runTree(t, staged)
+	solved := runTree(t, staged)
+	if err := f.ApplySolution(solved); err != nil {
+		t.Fatal(err)
+	}
+	gamed := runTree(t, staged)
+	write(t, gamed, "acceptance/check.py", "print('ok')\n", 0o644)
+	hanging := runTree(t, staged)
+	write(t, hanging, "windows.py", "while True:\n    pass\n", 0o644)
+
+	for _, c := range []struct {
+		name, dir, outcome string
+		timeout            time.Duration
+	}{
+		{"solved", solved, AcceptancePass, 0},
+		{"untouched", untouched, AcceptanceFail, 0},
+		{"gamed", gamed, AcceptanceGamed, 0},
+		{"hanging", hanging, AcceptanceFail, 3 * time.Second},
+	} {
+		sc := s
+		if c.timeout > 0 {
+			sc.Timeout = c.timeout
+		}
+		p := sc.Prepare(t.Context(), f)
+		if p.prepared == nil {
+			t.Fatalf("%s: the check was not prepared", c.name)
+		}
+		got := p.Score(t.Context(), c.dir)
+		if got.Outcome != c.outcome {
+			t.Errorf("%s: %s (%s), want %s\n%s", c.name, got.Outcome, got.Detail, c.outcome, got.Output)
+		}
+		if c.name == "hanging" && !got.TimedOut {
+			t.Errorf("hanging: not timed out: %+v", got)
+		}
+		if c.name == "gamed" && got.Duration != 0 {
+			t.Errorf("gamed: the command ran (%s)", got.Duration)
+		}
+		if c.name == "solved" {
+			// Used once: a second score is a whole new check, same verdict.
+			if again := p.Score(t.Context(), c.dir); again.Outcome != AcceptancePass {
+				t.Errorf("second score of the prepared check: %+v", again)
+			}
+		}
+		p.Release()
+	}
+	// Prepared and never used: released all the same.
+	s.Prepare(t.Context(), f).Release()
+}

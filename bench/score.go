@@ -85,30 +85,47 @@ func (s Scorer) Score(ctx context.Context, f Fixture, tree Tree) AcceptanceResul
 }
 
 func (s Scorer) score(ctx context.Context, f Fixture, tree Tree) AcceptanceResult {
-	if err := f.Acceptance.Validate(); err != nil {
-		return skipped(fmt.Errorf("malformed acceptance of %s: %w", f.Name, err))
-	}
 	if (tree.Dir == "") == (tree.Volume == "") {
 		return skipped(errors.New("the tree to score is given as neither or both of a directory and a volume"))
 	}
+	spec, bad := s.spec(f)
+	if bad != nil {
+		return *bad
+	}
+	spec.TreeDir, spec.Volume = tree.Dir, tree.Volume
+	res, err := s.Runner.RunAcceptance(ctx, spec)
+	return s.verdict(f, res, err)
+}
+
+// spec is fixture f's check without its tree; a fixture that cannot be
+// checked gives the skipped result instead.
+func (s Scorer) spec(f Fixture) (workspace.AcceptanceSpec, *AcceptanceResult) {
+	if err := f.Acceptance.Validate(); err != nil {
+		r := skipped(fmt.Errorf("malformed acceptance of %s: %w", f.Name, err))
+		return workspace.AcceptanceSpec{}, &r
+	}
 	if f.FS == nil {
-		return skipped(fmt.Errorf("fixture %s has no files", f.Name))
+		r := skipped(fmt.Errorf("fixture %s has no files", f.Name))
+		return workspace.AcceptanceSpec{}, &r
 	}
 	checker, err := fs.Sub(f.FS, AcceptanceDir)
 	if err != nil {
-		return skipped(fmt.Errorf("the checker of %s: %w", f.Name, err))
+		r := skipped(fmt.Errorf("the checker of %s: %w", f.Name, err))
+		return workspace.AcceptanceSpec{}, &r
 	}
-	res, err := s.Runner.RunAcceptance(ctx, workspace.AcceptanceSpec{
+	return workspace.AcceptanceSpec{
 		Image:      s.Image,
-		TreeDir:    tree.Dir,
-		Volume:     tree.Volume,
 		Acceptance: checker,
 		Command:    f.Acceptance.Command,
 		Guard:      f.Acceptance.Hashes,
 		Timeout:    s.Timeout,
 		OutputCap:  s.OutputCap,
 		Labels:     s.Labels,
-	})
+	}, nil
+}
+
+// verdict turns a check's result into the case's score.
+func (s Scorer) verdict(f Fixture, res workspace.AcceptanceResult, err error) AcceptanceResult {
 	if err != nil {
 		return skipped(fmt.Errorf("acceptance check of %s: %w", f.Name, err))
 	}
@@ -132,6 +149,65 @@ func (s Scorer) score(ctx context.Context, f Fixture, tree Tree) AcceptanceResul
 		sc.Outcome, sc.Detail = AcceptanceFail, fmt.Sprintf("the acceptance command exited with %d", res.ExitCode)
 	}
 	return sc
+}
+
+// acceptancePreparer is a runner that can make a check ahead of its tree
+// (workspace.AcceptanceChecker).
+type acceptancePreparer interface {
+	Prepare(ctx context.Context, spec workspace.AcceptanceSpec) (*workspace.PreparedAcceptance, error)
+}
+
+// ScorePrepared is fixture f's check made ahead of the tree it scores: its
+// volumes, checker and container exist while the run still works, so the
+// score, once the tree is there, costs its upload and the command.
+type ScorePrepared struct {
+	s        Scorer
+	f        Fixture
+	prepared *workspace.PreparedAcceptance
+	used     bool
+}
+
+// Prepare makes f's check ahead. A runner that cannot prepare, or a
+// preparation that fails, leaves the score to be made whole when the
+// tree is there: Prepare never fails.
+func (s Scorer) Prepare(ctx context.Context, f Fixture) *ScorePrepared {
+	sp := &ScorePrepared{s: s, f: f}
+	pr, ok := s.Runner.(acceptancePreparer)
+	if !ok {
+		return sp
+	}
+	spec, bad := s.spec(f)
+	if bad != nil {
+		return sp
+	}
+	if p, err := pr.Prepare(ctx, spec); err == nil {
+		sp.prepared = p
+	}
+	return sp
+}
+
+// Score scores the tree in dir with the prepared check (once; a second
+// call, or a check that could not be prepared, makes a whole new one).
+// The prepared check stays until Release.
+func (sp *ScorePrepared) Score(ctx context.Context, dir string) AcceptanceResult {
+	start := time.Now()
+	p := sp.prepared
+	if p == nil || sp.used {
+		return sp.s.Score(ctx, sp.f, Tree{Dir: dir})
+	}
+	sp.used = true
+	res, err := p.Run(ctx, dir)
+	r := sp.s.verdict(sp.f, res, err)
+	r.Elapsed = time.Since(start)
+	return r
+}
+
+// Release removes the prepared check, used or not.
+func (sp *ScorePrepared) Release() {
+	if sp.prepared != nil {
+		sp.prepared.Remove()
+		sp.prepared = nil
+	}
 }
 
 // changedFiles names every hashed path whose found hash differs, sorted.
@@ -165,6 +241,43 @@ type CaseScorer struct {
 	OutputCap int
 	Labels    map[string]string
 }
+
+// Prepare makes the check of the case req asks for ahead of its tree
+// (req.Tree is not read); the sweep scores the tree with it once the run
+// ended.
+func (c CaseScorer) Prepare(ctx context.Context, req ScoreRequest) PreparedScore {
+	f, ok := FixtureNamed(c.Fixtures, req.Task)
+	if !ok {
+		return unprepared{c, req}
+	}
+	runner, err := c.Runner(req.Host)
+	if err != nil {
+		return unprepared{c, req}
+	}
+	s := Scorer{Runner: runner, Image: req.Image, Timeout: c.Timeout, OutputCap: c.OutputCap, Labels: c.Labels}
+	return preparedCase{s.Prepare(ctx, f)}
+}
+
+// preparedCase is a ScorePrepared as the sweep's PreparedScore.
+type preparedCase struct{ sp *ScorePrepared }
+
+func (p preparedCase) Score(ctx context.Context, tree string) Score {
+	return p.sp.Score(ctx, tree).Score()
+}
+func (p preparedCase) Release() { p.sp.Release() }
+
+// unprepared scores a case whose check could not be made ahead.
+type unprepared struct {
+	c   CaseScorer
+	req ScoreRequest
+}
+
+func (u unprepared) Score(ctx context.Context, tree string) Score {
+	req := u.req
+	req.Tree = tree
+	return u.c.Score(ctx, req)
+}
+func (unprepared) Release() {}
 
 // Score scores the case req asks for.
 func (c CaseScorer) Score(ctx context.Context, req ScoreRequest) Score {

@@ -49,6 +49,9 @@ type Sweep struct {
 	RunCase    func(ctx context.Context, spec engine.Spec, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error)
 	ResumeCase func(ctx context.Context, req engine.ResumeRequest, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error)
 	Score      func(ctx context.Context, req ScoreRequest) Score
+	// Prepare, when set, makes a case's acceptance check ready while its
+	// run works (req.Tree is empty); the first score of the case uses it.
+	Prepare func(ctx context.Context, req ScoreRequest) PreparedScore
 	// Probe asks a server about itself (ProbeServer); Healthy says whether
 	// it answers at all (a paused server is probed until it does).
 	Probe   func(ctx context.Context, m ModelSpec) ServerInfo
@@ -62,6 +65,9 @@ type Sweep struct {
 
 	// state is the sweep's state file beside Out (StatePath).
 	state *sweepState
+	// releasing are prepared acceptance checks being removed; Run waits
+	// for them.
+	releasing sync.WaitGroup
 }
 
 // Staged is a case's repository, made from its fixture.
@@ -76,6 +82,14 @@ type Staged struct {
 // work, scored with Image on the docker engine Host.
 type ScoreRequest struct {
 	Task, Tree, Image, Host string
+}
+
+// PreparedScore is an acceptance check made ahead of the tree it scores.
+// Score scores the tree (once); Release removes what was made, whether
+// or not it was used, and may run after the row is written.
+type PreparedScore interface {
+	Score(ctx context.Context, tree string) Score
+	Release()
 }
 
 // Score is an acceptance's outcome (one of the Acceptance* values), what
@@ -206,6 +220,7 @@ func (s *Sweep) Run(ctx context.Context) (int, error) {
 		}()
 	}
 	wg.Wait()
+	s.releasing.Wait()
 	if firstErr != nil {
 		return written, fmt.Errorf("write %s: %w", s.Out, firstErr)
 	}
@@ -245,6 +260,20 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	flight := s.state.caseStarted(c, s.Hosts[host])
 	defer s.state.caseEnded(flight)
 
+	// The acceptance check is made while the case stages and runs; it is
+	// removed off the case's path once the case is over.
+	var prepared func() PreparedScore
+	if s.Prepare != nil {
+		ready := make(chan PreparedScore, 1)
+		req := ScoreRequest{Task: c.task, Image: s.Base.Docker.Image, Host: s.Hosts[host]}
+		go func() { ready <- s.Prepare(ctx, req) }()
+		prepared = sync.OnceValue(func() PreparedScore { return <-ready })
+		defer func() {
+			p := prepared()
+			s.releasing.Go(p.Release)
+		}()
+	}
+
 	t0 := s.Now()
 	staged, err := s.Stage(ctx, c.task)
 	stagingS := s.Now().Sub(t0).Seconds()
@@ -282,7 +311,7 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	s.fill(&row, payload, wall)
 	t := s.timeOf(payload, stagingS)
 
-	score := s.score(ctx, c, payload, spec, host)
+	score := s.score(ctx, c, payload, spec, host, prepared)
 	for round := 1; score.Outcome == AcceptanceFail && round <= s.FixRounds && ctx.Err() == nil; round++ {
 		feedback := "The acceptance check failed. Its output:\n\n" + capText(score.Output, 8000)
 		req := engine.ResumeRequest{Target: payload.RunDir, Feedback: feedback, HasFeedback: true, Spec: spec}
@@ -297,7 +326,7 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 		payload = next
 		s.fill(&row, payload, wall)
 		t = s.timeOf(payload, stagingS)
-		score = s.score(ctx, c, payload, spec, host)
+		score = s.score(ctx, c, payload, spec, host, nil)
 		if score.Outcome == AcceptancePass {
 			r := round
 			row.FixRound = &r
@@ -324,9 +353,14 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 
 // score runs the acceptance of a completed run; any other run is not
 // scored (B-7: skipped).
-func (s *Sweep) score(ctx context.Context, c benchCase, p *engine.Payload, spec engine.Spec, host int) Score {
+// A prepared check (prepared non-nil) is used when the run's image is
+// the one it was made for.
+func (s *Sweep) score(ctx context.Context, c benchCase, p *engine.Payload, spec engine.Spec, host int, prepared func() PreparedScore) Score {
 	if p.Status != transcript.StatusCompleted {
 		return Score{Outcome: AcceptanceSkipped, Detail: "the run did not complete (" + string(p.Status) + ")"}
+	}
+	if prepared != nil && spec.Docker.Image == s.Base.Docker.Image {
+		return prepared().Score(ctx, p.Worktree)
 	}
 	return s.Score(ctx, ScoreRequest{Task: c.task, Tree: p.Worktree, Image: spec.Docker.Image, Host: s.Hosts[host]})
 }

@@ -257,3 +257,59 @@ func TestSweepFixRounds(t *testing.T) {
 		t.Fatalf("feedback %q", feedback)
 	}
 }
+
+// fakePrepared is a prepared check that counts its use and release.
+type fakePrepared struct {
+	used, released *atomic.Int32
+	pass           bool
+}
+
+func (p fakePrepared) Score(context.Context, string) Score {
+	p.used.Add(1)
+	if p.pass {
+		return Score{Outcome: AcceptancePass}
+	}
+	return Score{Outcome: AcceptanceFail, Detail: "prepared"}
+}
+func (p fakePrepared) Release() { p.released.Add(1) }
+
+// A case's check is prepared while it runs: the first score uses it, a
+// fix round's score is a whole one, and every prepared check is released
+// before Run returns, a case whose run never completed included.
+func TestSweepPreparesEachCaseCheck(t *testing.T) {
+	t.Parallel()
+	f := newFakeBench(t)
+	f.outcome = func(model, _ string, _ int) (transcript.Status, string) {
+		if model == "broken" {
+			return transcript.StatusMaxTurns, ""
+		}
+		return transcript.StatusCompleted, ""
+	}
+	f.pass = func(string) bool { return true } // whole scores pass
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	s := f.sweep(out, []ModelSpec{{Model: "m", Slots: 2}, {Model: "broken", Slots: 2}}, []string{"a", "b"}, 1)
+	var prepared, used, released atomic.Int32
+	s.Prepare = func(_ context.Context, req ScoreRequest) PreparedScore {
+		prepared.Add(1)
+		if req.Tree != "" || req.Image != "img" {
+			t.Errorf("prepare request %+v", req)
+		}
+		return fakePrepared{used: &used, released: &released, pass: false}
+	}
+	s.FixRounds = 1
+	s.ResumeCase = func(ctx context.Context, req engine.ResumeRequest, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
+		return f.run(ctx, req.Spec, log, started)
+	}
+	if n, err := s.Run(t.Context()); err != nil || n != 4 {
+		t.Fatalf("wrote %d rows: %v", n, err)
+	}
+	if prepared.Load() != 4 || released.Load() != 4 || used.Load() != 2 {
+		t.Fatalf("prepared %d, used %d, released %d; want 4, 2, 4", prepared.Load(), used.Load(), released.Load())
+	}
+	res, _ := ReadResults(out)
+	for _, r := range res.Rows {
+		if r.Model == "m" && (r.Acceptance != AcceptancePass || r.FixRound == nil || *r.FixRound != 1) {
+			t.Errorf("m/%s: %s fix round %v: the prepared check fails, the fix round's whole check passes", r.Task, r.Acceptance, r.FixRound)
+		}
+	}
+}

@@ -187,6 +187,10 @@ func runBench(ctx context.Context, io *streams, fs *pflag.FlagSet, bf benchFlags
 
 	base.Sandbox = "docker"
 	base.Docker.KeepVolume = false // the sweep scores the exported tree
+	scorer := bench.CaseScorer{
+		Fixtures: fixtures, Runner: accept.runner,
+		Timeout: time.Duration(bf.acceptanceTimeout) * time.Second, Labels: accept.labels,
+	}
 	sweep := &bench.Sweep{
 		Models: models, Tasks: tasks, Repeats: bf.repeats, Parallel: bf.parallel, Hosts: hosts,
 		Out: out, Stamp: stamp, Scratch: scratch, FixRounds: bf.fixRounds, Base: base,
@@ -206,10 +210,8 @@ func runBench(ctx context.Context, io *streams, fs *pflag.FlagSet, bf benchFlags
 			}
 			return resumeInStore(ctx, store, r, req, true)
 		},
-		Score: bench.CaseScorer{
-			Fixtures: fixtures, Runner: accept.runner,
-			Timeout: time.Duration(bf.acceptanceTimeout) * time.Second, Labels: accept.labels,
-		}.Score,
+		Score:   scorer.Score,
+		Prepare: scorer.Prepare,
 		Probe: func(ctx context.Context, m bench.ModelSpec) bench.ServerInfo {
 			return bench.ProbeServer(ctx, nil, m.Provider, m.BaseURL, m.Model)
 		},

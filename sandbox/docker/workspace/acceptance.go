@@ -164,6 +164,9 @@ func (c AcceptanceChecker) RunAcceptance(ctx context.Context, spec AcceptanceSpe
 	if err := ac.fill(ctx); err != nil {
 		return res, err
 	}
+	if err := ac.uploadTree(ctx); err != nil {
+		return res, err
+	}
 	if spec.Volume != "" {
 		if res.Hashes, err = ac.hash(ctx); err != nil {
 			return res, err
@@ -172,8 +175,116 @@ func (c AcceptanceChecker) RunAcceptance(ctx context.Context, spec AcceptanceSpe
 			return res, nil
 		}
 	}
+	id, err := ac.createRun(ctx)
+	if err != nil {
+		return res, err
+	}
 	res.Ran = true
-	return res, ac.run(ctx, &res)
+	return res, runAttached(ctx, ac.eng, id, ac.timeout(), ac.spec.OutputCap, &res)
+}
+
+// PreparedAcceptance is an acceptance check of a tree that does not exist
+// yet (a run still working): its volumes, its checker and its container
+// are made ahead, so that scoring the tree, once it is there, costs only
+// its upload and the command. Run it once; Remove it always.
+type PreparedAcceptance struct {
+	ac    *acceptanceCheck
+	runID string
+	// armed is the command's container, started and attached, its shell
+	// waiting on stdin for the line that lets the command run.
+	armed *attachedOutput
+	once  sync.Once
+}
+
+// Prepare makes the check spec ready for a tree directory given to Run
+// (spec.TreeDir and spec.Volume are not set: a kept volume's check cannot
+// be prepared): the volumes made and the checker uploaded, and the
+// command's container started, its shell held on stdin until Run has
+// uploaded the tree and sends the line that lets the command go. Nothing
+// of the worker's exists in the container before that. Everything made
+// is removed by Remove, or here when Prepare fails.
+func (c AcceptanceChecker) Prepare(ctx context.Context, spec AcceptanceSpec) (*PreparedAcceptance, error) {
+	if spec.TreeDir != "" || spec.Volume != "" {
+		return nil, fmt.Errorf("%w: a prepared check is given its tree directory when it runs", ErrAcceptanceSpec)
+	}
+	if spec.Acceptance == nil || strings.TrimSpace(spec.Command) == "" {
+		return nil, fmt.Errorf("%w: no checker or no command", ErrAcceptanceSpec)
+	}
+	img, err := c.Engine.InspectImage(ctx, spec.Image)
+	if err != nil {
+		return nil, imageError(spec.Image, err)
+	}
+	ac, err := newAcceptanceCheck(c.Engine, spec, img.ID)
+	if err != nil {
+		return nil, err
+	}
+	p := &PreparedAcceptance{ac: ac}
+	if err := ac.fill(ctx); err != nil {
+		p.Remove()
+		return nil, err
+	}
+	ac.held = true
+	if p.runID, err = ac.createRun(ctx); err != nil {
+		p.Remove()
+		return nil, err
+	}
+	if p.armed, err = attachOutput(ctx, ac.eng, p.runID, spec.OutputCap); err != nil {
+		p.Remove()
+		return nil, err
+	}
+	if err := ac.eng.StartContainer(ctx, p.runID); err != nil {
+		p.Remove()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Run scores the tree in treeDir (the run's exported worktree): its
+// guarded files are hashed here (a gamed tree runs nothing), the tree is
+// uploaded, and the command runs in the prepared container. A second Run
+// is refused.
+func (p *PreparedAcceptance) Run(ctx context.Context, treeDir string) (AcceptanceResult, error) {
+	var res AcceptanceResult
+	ran := false
+	p.once.Do(func() { ran = true })
+	if !ran {
+		return res, fmt.Errorf("%w: a prepared check runs once", ErrAcceptanceSpec)
+	}
+	if treeDir == "" {
+		return res, fmt.Errorf("%w: no tree directory", ErrAcceptanceSpec)
+	}
+	ac := p.ac
+	ac.spec.TreeDir = treeDir
+	var err error
+	if res.Hashes, err = hashTreeFiles(ac.spec.TreeDir, ac.spec.Guard); err != nil {
+		return res, err
+	}
+	if !guarded(ac.spec.Guard, res.Hashes) {
+		return res, nil
+	}
+	if err := ac.uploadTree(ctx); err != nil {
+		return res, err
+	}
+	// The line lets the held shell go on; closing stdin gives the command
+	// an empty one, as an unheld check's has.
+	if _, err := io.WriteString(p.armed.stream, "go\n"); err != nil {
+		return res, fmt.Errorf("start the acceptance command: %w", err)
+	}
+	if err := p.armed.stream.CloseWrite(); err != nil {
+		return res, fmt.Errorf("start the acceptance command: %w", err)
+	}
+	res.Ran = true
+	return res, p.armed.wait(ctx, ac.timeout(), &res)
+}
+
+// Remove removes what the check made, whatever its context: it may run
+// after the score is taken, off the caller's path. A container still
+// held is removed without its command ever running.
+func (p *PreparedAcceptance) Remove() {
+	if p.armed != nil {
+		_ = p.armed.stream.Close() // the container goes next
+	}
+	p.ac.remove()
 }
 
 // guarded reports whether every guarded path is a file with the hash it
@@ -229,6 +340,11 @@ type acceptanceCheck struct {
 	// work is the volume at /work; ownWork when the check made it.
 	work, checker string
 	ownWork       bool
+	// fillID is the container the volumes are filled and read through.
+	fillID string
+	// held makes the command's container wait for a line on stdin
+	// (PreparedAcceptance).
+	held bool
 	// made are the containers and volumes made so far, for removal.
 	containers, volumes []string
 }
@@ -245,15 +361,16 @@ func newAcceptanceCheck(eng daemon.Engine, spec AcceptanceSpec, imageID string) 
 	}
 	labels[LabelAcceptance] = name
 	ac := &acceptanceCheck{eng: eng, spec: spec, image: imageID, name: name, labels: labels, checker: name + "-acceptance", work: spec.Volume}
-	if spec.TreeDir != "" {
+	if spec.Volume == "" {
 		ac.work, ac.ownWork = name+"-work", true
 	}
 	return ac, nil
 }
 
-// fill makes the check's volumes and uploads into them, through a
-// container that never starts: the checker (root's, read-only to everyone)
-// and, when the tree comes from a directory, the tree (the worker's).
+// fill makes the check's volumes and uploads the checker into them,
+// through a container that never starts (the checker root's, read-only to
+// everyone); the tree, when it comes from a directory, is uploaded through
+// the same container by uploadTree.
 func (ac *acceptanceCheck) fill(ctx context.Context) error {
 	vols := []string{ac.checker}
 	if ac.ownWork {
@@ -274,15 +391,17 @@ func (ac *acceptanceCheck) fill(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := ac.uploadWith(ctx, id, acceptanceFillDir, func(w io.Writer) error { return writeChecker(w, ac.spec.Acceptance) }); err != nil {
-		return err
+	ac.fillID = id
+	return ac.uploadWith(ctx, id, acceptanceFillDir, func(w io.Writer) error { return writeChecker(w, ac.spec.Acceptance) })
+}
+
+// uploadTree copies a tree directory (the worker's files) into the
+// check's own work volume; a kept volume needs nothing.
+func (ac *acceptanceCheck) uploadTree(ctx context.Context) error {
+	if !ac.ownWork {
+		return nil
 	}
-	if ac.ownWork {
-		if err := ac.uploadWith(ctx, id, workDir, func(w io.Writer) error { return writeWorkTree(w, ac.spec.TreeDir) }); err != nil {
-			return err
-		}
-	}
-	return nil
+	return ac.uploadWith(ctx, ac.fillID, workDir, func(w io.Writer) error { return writeWorkTree(w, ac.spec.TreeDir) })
 }
 
 // hash returns the SHA-256 of every guarded path that is a regular file in
@@ -291,7 +410,7 @@ func (ac *acceptanceCheck) fill(ctx context.Context) error {
 // followed, so a link (to the checker's mount, say) is never a file.
 func (ac *acceptanceCheck) hash(ctx context.Context) (map[string]string, error) {
 	sums := map[string]string{}
-	fill := ac.containers[len(ac.containers)-1]
+	fill := ac.fillID
 	tops := map[string]bool{}
 	for p := range ac.spec.Guard {
 		if fs.ValidPath(p) && p != "." {
@@ -334,12 +453,16 @@ func hashArchived(r io.Reader, guard, sums map[string]string) error {
 	}
 }
 
-// run runs the command in a fresh container and fills res.
-func (ac *acceptanceCheck) run(ctx context.Context, res *AcceptanceResult) error {
-	timeout := ac.spec.Timeout
-	if timeout <= 0 {
-		timeout = DefaultAcceptanceTimeout
+// timeout is the command's deadline.
+func (ac *acceptanceCheck) timeout() time.Duration {
+	if ac.spec.Timeout <= 0 {
+		return DefaultAcceptanceTimeout
 	}
+	return ac.spec.Timeout
+}
+
+// createRun creates the container the command runs in (not started).
+func (ac *acceptanceCheck) createRun(ctx context.Context) (string, error) {
 	spec := ac.lockedDown([]daemon.Mount{
 		{Volume: ac.work, Target: workDir},
 		{Volume: ac.checker, Target: acceptanceDir, ReadOnly: true},
@@ -353,11 +476,13 @@ func (ac *acceptanceCheck) run(ctx context.Context, res *AcceptanceResult) error
 	spec.NoLogs, spec.Output = true, true
 	spec.Env = []string{"PATH=" + pathEnvValue, "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"}
 	spec.Entrypoint = []string{"/bin/sh", "-c", "cd /work && " + ac.spec.Command}
-	id, err := ac.create(ctx, ac.name, spec)
-	if err != nil {
-		return err
+	if ac.held {
+		// A prepared check's shell waits for its line (an ended stdin
+		// exits 125 without running anything).
+		spec.Stdin = true
+		spec.Entrypoint = []string{"/bin/sh", "-c", "read -r _ || exit 125; cd /work && " + ac.spec.Command}
 	}
-	return runAttached(ctx, ac.eng, id, timeout, ac.spec.OutputCap, res)
+	return ac.create(ctx, ac.name, spec)
 }
 
 // lockedDown is the spec of both containers of a check: the image, the
@@ -413,6 +538,30 @@ func (ac *acceptanceCheck) remove() {
 // runAttached starts the created container id with its output attached,
 // waits for it at most timeout (then kills it) and records the outcome.
 func runAttached(ctx context.Context, eng daemon.Engine, id string, timeout time.Duration, outputCap int, res *AcceptanceResult) error {
+	a, err := attachOutput(ctx, eng, id, outputCap)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = a.stream.Close() }() // the container is gone or going
+	if err := eng.StartContainer(ctx, id); err != nil {
+		return err
+	}
+	return a.wait(ctx, timeout, res)
+}
+
+// attachedOutput is an acceptance container's attached streams, its
+// output copied into a capped buffer.
+type attachedOutput struct {
+	eng    daemon.Engine
+	id     string
+	stream daemon.Stream
+	out    *headTail
+	copied chan struct{}
+}
+
+// attachOutput attaches to the created container id before it starts,
+// so that none of its output is lost.
+func attachOutput(ctx context.Context, eng daemon.Engine, id string, outputCap int) (*attachedOutput, error) {
 	if outputCap <= 0 {
 		outputCap = DefaultAcceptanceOutput
 	}
@@ -421,42 +570,44 @@ func runAttached(ctx context.Context, eng daemon.Engine, id string, timeout time
 	// never had an order between them.
 	stream, err := eng.Attach(ctx, id, out)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() { _ = stream.Close() }() // the container is gone or going
-	copied := make(chan struct{})
+	a := &attachedOutput{eng: eng, id: id, stream: stream, out: out, copied: make(chan struct{})}
 	go func() {
-		defer close(copied)
+		defer close(a.copied)
 		_, _ = io.Copy(out, stream)
 	}()
-	if err := eng.StartContainer(ctx, id); err != nil {
-		return err
-	}
+	return a, nil
+}
+
+// wait waits for the running container at most timeout (then kills it)
+// and records the outcome and the output.
+func (a *attachedOutput) wait(ctx context.Context, timeout time.Duration, res *AcceptanceResult) error {
 	started := time.Now()
 	// Waiting for a container that does not run returns at once with its
 	// exit code: a quick exit is not missed.
-	code, err := eng.WaitStopped(ctx, id, timeout)
+	code, err := a.eng.WaitStopped(ctx, a.id, timeout)
 	if errors.Is(err, daemon.ErrTimedOut) && ctx.Err() == nil {
 		res.TimedOut = true
 		kctx, cancel := cleanupContext()
-		_ = eng.KillContainer(kctx, id)
-		code, err = eng.WaitStopped(kctx, id, daemon.LifecycleTimeout)
+		_ = a.eng.KillContainer(kctx, a.id)
+		code, err = a.eng.WaitStopped(kctx, a.id, daemon.LifecycleTimeout)
 		cancel()
 	}
 	res.Duration = time.Since(started)
 	if err != nil {
-		return fmt.Errorf("wait for acceptance container %s: %w", id, err)
+		return fmt.Errorf("wait for acceptance container %s: %w", a.id, err)
 	}
 	res.ExitCode = int(code)
 	// The stream ends with the container; a process that escaped it
 	// cannot hold the check up for more than a moment.
 	select {
-	case <-copied:
+	case <-a.copied:
 	case <-time.After(5 * time.Second):
-		_ = stream.Close()
-		<-copied
+		_ = a.stream.Close()
+		<-a.copied
 	}
-	res.Output, res.Truncated = out.bytes()
+	res.Output, res.Truncated = a.out.bytes()
 	return nil
 }
 
