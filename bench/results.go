@@ -30,7 +30,7 @@ func AppendRow(path string, row Row) error {
 	line = append(line, '\n')
 	// O_NONBLOCK: a FIFO planted at path must not hang the sweep in open;
 	// it is refused below. It changes nothing for a regular file.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, resultsFileMode)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, resultsFileMode)
 	if err != nil {
 		return fmt.Errorf("open results file: %w", err)
 	}
@@ -51,6 +51,17 @@ func appendTo(f *os.File, line []byte) error {
 	}
 	if !info.Mode().IsRegular() {
 		return fmt.Errorf("results file %s is not a regular file", f.Name())
+	}
+	// A sweep killed mid-write left a cut last line: the row starts a line
+	// of its own, or it would be glued to the cut one and lost with it.
+	if info.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, info.Size()-1); err != nil {
+			return fmt.Errorf("read results file %s: %w", f.Name(), err)
+		}
+		if last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
 	}
 	if _, err := f.Write(line); err != nil {
 		return fmt.Errorf("append to results file %s: %w", f.Name(), err)

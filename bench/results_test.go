@@ -182,3 +182,36 @@ func TestReadResultsToleratesAndReports(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// A row appended after a cut last line (a sweep killed mid-write) starts
+// a line of its own: the cut line is one problem, the row is whole.
+func TestAppendRowAfterACutLine(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	whole := Row{Model: "m", Task: "t", Status: "completed", Acceptance: AcceptancePass}
+	if err := AppendRow(path, whole); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"stamp":"s","model":"m","ta`); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	next := Row{Model: "m", Task: "t", Repeat: 1, Status: "completed", Acceptance: AcceptanceFail}
+	if err := AppendRow(path, next); err != nil {
+		t.Fatal(err)
+	}
+	res, err := ReadResults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 || res.Rows[1].Repeat != 1 || res.Rows[1].Acceptance != AcceptanceFail {
+		t.Fatalf("rows %+v", res.Rows)
+	}
+	if len(res.Problems) != 1 || res.Problems[0].Line != 2 {
+		t.Fatalf("problems %v", res.Problems)
+	}
+}
