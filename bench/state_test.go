@@ -1,9 +1,9 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,7 +28,7 @@ func TestSweepStateWhileRunning(t *testing.T) {
 	inside := make(chan struct{}, 4)
 	release := make(chan struct{})
 	run := s.RunCase
-	s.RunCase = func(ctx context.Context, spec engine.Spec, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
+	s.RunCase = func(ctx context.Context, spec engine.Spec, log io.Writer, started func(engine.Started)) (*engine.Payload, error) {
 		p, err := run(ctx, spec, log, started)
 		inside <- struct{}{}
 		<-release

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -46,8 +47,8 @@ type Sweep struct {
 	Base engine.Spec
 
 	Stage      func(ctx context.Context, task string) (*Staged, error)
-	RunCase    func(ctx context.Context, spec engine.Spec, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error)
-	ResumeCase func(ctx context.Context, req engine.ResumeRequest, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error)
+	RunCase    func(ctx context.Context, spec engine.Spec, log io.Writer, started func(engine.Started)) (*engine.Payload, error)
+	ResumeCase func(ctx context.Context, req engine.ResumeRequest, log io.Writer, started func(engine.Started)) (*engine.Payload, error)
 	Score      func(ctx context.Context, req ScoreRequest) Score
 	// Prepare, when set, makes a case's acceptance check ready while its
 	// run works (req.Tree is empty); the first score of the case uses it.
@@ -297,7 +298,9 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	}
 	spec.Sandbox = "docker"
 	spec.Docker.Host = s.Hosts[host]
-	var log bytes.Buffer
+	// The run's stderr: the runner may write it from more than one
+	// goroutine.
+	var log lockedBuffer
 	started := func(st engine.Started) {
 		s.Progress.follow(inFlight, st.Transcript)
 		s.state.follow(flight, st.Slug, st.RunDir)
@@ -562,6 +565,30 @@ func writeCaseFiles(runDir string, score Score, log []byte) {
 // AcceptanceFile is where a bench case's run dir keeps its acceptance
 // outcome and output.
 const AcceptanceFile = "acceptance.txt"
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
+}
+
+func (b *lockedBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
+}
 
 // capText keeps the last n bytes of s: an acceptance's verdict is at its
 // end.

@@ -1,10 +1,10 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +54,7 @@ func (f *fakeBench) sweep(out string, models []ModelSpec, tasks []string, repeat
 	}
 }
 
-func (f *fakeBench) run(_ context.Context, spec engine.Spec, _ *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
+func (f *fakeBench) run(_ context.Context, spec engine.Spec, _ io.Writer, started func(engine.Started)) (*engine.Payload, error) {
 	f.mu.Lock()
 	key := spec.Model + "/" + spec.Task
 	f.attempts[key]++
@@ -199,7 +199,7 @@ func TestSweepRecordsBenchErrors(t *testing.T) {
 		return stage(ctx, task)
 	}
 	run := s.RunCase
-	s.RunCase = func(ctx context.Context, spec engine.Spec, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
+	s.RunCase = func(ctx context.Context, spec engine.Spec, log io.Writer, started func(engine.Started)) (*engine.Payload, error) {
 		if spec.Task == "do refused" {
 			return nil, &engine.PreflightError{Msg: "model not loaded"}
 		}
@@ -242,7 +242,7 @@ func TestSweepFixRounds(t *testing.T) {
 		return Score{Outcome: AcceptancePass}
 	}
 	var feedback []string
-	s.ResumeCase = func(ctx context.Context, req engine.ResumeRequest, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
+	s.ResumeCase = func(ctx context.Context, req engine.ResumeRequest, log io.Writer, started func(engine.Started)) (*engine.Payload, error) {
 		feedback = append(feedback, req.Feedback)
 		return f.run(ctx, req.Spec, log, started)
 	}
@@ -297,7 +297,7 @@ func TestSweepPreparesEachCaseCheck(t *testing.T) {
 		return fakePrepared{used: &used, released: &released, pass: false}
 	}
 	s.FixRounds = 1
-	s.ResumeCase = func(ctx context.Context, req engine.ResumeRequest, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
+	s.ResumeCase = func(ctx context.Context, req engine.ResumeRequest, log io.Writer, started func(engine.Started)) (*engine.Payload, error) {
 		return f.run(ctx, req.Spec, log, started)
 	}
 	if n, err := s.Run(t.Context()); err != nil || n != 4 {

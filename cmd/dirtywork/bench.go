@@ -1,10 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	goio "io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -195,12 +195,12 @@ func runBench(ctx context.Context, io *streams, fs *pflag.FlagSet, bf benchFlags
 		Models: models, Tasks: tasks, Repeats: bf.repeats, Parallel: bf.parallel, Hosts: hosts,
 		Out: out, Stamp: stamp, Scratch: scratch, FixRounds: bf.fixRounds, Base: base,
 		Stage: bench.Stager{Fixtures: fixtures, Parent: scratch}.Stage,
-		RunCase: func(ctx context.Context, spec engine.Spec, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
+		RunCase: func(ctx context.Context, spec engine.Spec, log goio.Writer, started func(engine.Started)) (*engine.Payload, error) {
 			spec.APIKey = keys[bench.ModelSpec{Provider: spec.Provider, BaseURL: spec.BaseURL}.ServerKey()]
 			r := &engine.Runner{Stderr: log, Version: Version(), OnStarted: started}
 			return r.Run(ctx, spec)
 		},
-		ResumeCase: func(ctx context.Context, req engine.ResumeRequest, log *bytes.Buffer, started func(engine.Started)) (*engine.Payload, error) {
+		ResumeCase: func(ctx context.Context, req engine.ResumeRequest, log goio.Writer, started func(engine.Started)) (*engine.Payload, error) {
 			req.Spec.APIKey = keys[bench.ModelSpec{Provider: req.Spec.Provider, BaseURL: req.Spec.BaseURL}.ServerKey()]
 			req.ModelGiven, req.ProviderGiven, req.ImageGiven = true, true, true
 			r := &engine.Runner{Stderr: log, Version: Version(), OnStarted: started}
