@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +29,7 @@ type Progress struct {
 	mu                          sync.Mutex
 	total, skipped, done, passd int
 	began                       time.Time
-	flying                      map[*flight]bool
+	flying                      []*flight // in the order they started
 	drawn                       int // lines of the last frame
 	stop                        chan struct{}
 	stopped                     chan struct{}
@@ -36,7 +37,7 @@ type Progress struct {
 
 // NewProgress reports to w, redrawing when tty is set.
 func NewProgress(w io.Writer, tty bool) *Progress {
-	return &Progress{w: w, tty: tty, now: time.Now, flying: map[*flight]bool{}}
+	return &Progress{w: w, tty: tty, now: time.Now}
 }
 
 // flight is one case in flight: what the progress lines say of it.
@@ -108,7 +109,7 @@ func (p *Progress) caseStarted(c benchCase) *flight {
 	}
 	f := &flight{label: fmt.Sprintf("%s  %s  repeat %d", c.model.Model, c.task, c.repeat)}
 	p.mu.Lock()
-	p.flying[f] = true
+	p.flying = append(p.flying, f)
 	p.mu.Unlock()
 	return f
 }
@@ -118,7 +119,7 @@ func (p *Progress) caseEnded(f *flight) {
 		return
 	}
 	p.mu.Lock()
-	delete(p.flying, f)
+	p.flying = slices.DeleteFunc(p.flying, func(g *flight) bool { return g == f })
 	p.mu.Unlock()
 }
 
@@ -178,7 +179,7 @@ func (p *Progress) redrawLocked() {
 	var b bytes.Buffer
 	b.WriteString(p.barLocked() + "\n")
 	n := 1
-	for f := range p.flying {
+	for _, f := range p.flying {
 		turn := ""
 		if t := lastTurn(f.transcript); t > 0 {
 			turn = fmt.Sprintf("  turn %d", t)
