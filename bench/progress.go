@@ -30,7 +30,7 @@ type Progress struct {
 	total, skipped, done, passd int
 	began                       time.Time
 	flying                      []*flight // in the order they started
-	drawn                       int // lines of the last frame
+	drawn                       int       // lines of the last frame
 	stop                        chan struct{}
 	stopped                     chan struct{}
 }
