@@ -553,3 +553,42 @@ func TestBenchClassifiesEveryFailure(t *testing.T) {
 		t.Errorf("the server failure was not retried:\n%s", stderr)
 	}
 }
+
+// Mission control's bench screen follows a real sweep in a real terminal:
+// the case in flight while the model works, then the scored cases and the
+// sweep's end, as the rows are appended.
+func TestBenchViewFollowsALiveSweep(t *testing.T) {
+	t.Parallel()
+	solution := pyWindowsSolution(t)
+	b := newBenchSetting(t, scripted.Script{Model: "solver", Turns: []scripted.Turn{
+		{Hold: true, ToolCalls: []scripted.ToolCall{writeCall("windows.py", solution)}}, finishTurn("fixed"),
+	}})
+	b.out = filepath.Join(b.home, "bench", "20261202T000000Z.jsonl")
+	cmd := b.command("--models", "solver="+b.base, "--tasks", "py-windows", "--repeats", "2", "--out", b.out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	if err := b.srv.AwaitArrivals(ctx, 1); err != nil {
+		t.Fatalf("the sweep never asked the model: %v\n%s", err, stderr.String())
+	}
+	p := startTUIWith(t, b.bin, 150, 40, []string{"DIRTYWORK_HOME=" + b.home, "DOCKER_HOST=" + dockerHost()}, "tui", "--bench")
+	p.waitFor("the running sweep with its case in flight", time.Minute, func(s string) bool {
+		return strings.Contains(s, "sweep running") && strings.Contains(s, "0 of 2 cases scored") &&
+			strings.Contains(s, "solver · py-windows · repeat 0")
+	})
+	b.srv.Release()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	p.waitFor("the finished sweep", time.Minute, func(s string) bool {
+		return strings.Contains(s, "sweep finished") && strings.Contains(s, "2 of 2 cases scored") && strings.Contains(s, "2 passed")
+	})
+	rows := b.rows()
+	b.checkClean(rows)
+	p.keys("q")
+}
