@@ -27,7 +27,6 @@ func TestBenchSummarizeUsageErrors(t *testing.T) {
 		"no file":              {[]string{"bench", "summarize"}, "error: accepts 1 arg(s), received 0"},
 		"two files":            {[]string{"bench", "summarize", results, results}, "error: accepts 1 arg(s), received 2"},
 		"compare without file": {[]string{"bench", "summarize", results, "--compare"}, "error: flag needs an argument: --compare"},
-		"sweep not landed":     {[]string{"bench", "--models", "m"}, "error: 'dirtywork bench' is not available in this build"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
