@@ -28,8 +28,8 @@ func TestSweepStateWhileRunning(t *testing.T) {
 	inside := make(chan struct{}, 4)
 	release := make(chan struct{})
 	run := s.RunCase
-	s.RunCase = func(ctx context.Context, spec engine.Spec, log io.Writer, started func(engine.Started)) (*engine.Payload, error) {
-		p, err := run(ctx, spec, log, started)
+	s.RunCase = func(ctx context.Context, spec engine.Spec, log io.Writer, hooks CaseHooks) (*engine.Payload, error) {
+		p, err := run(ctx, spec, log, hooks)
 		inside <- struct{}{}
 		<-release
 		return p, err

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dirtywork/dirtywork/engine"
@@ -47,8 +48,8 @@ type Sweep struct {
 	Base engine.Spec
 
 	Stage      func(ctx context.Context, task string) (*Staged, error)
-	RunCase    func(ctx context.Context, spec engine.Spec, log io.Writer, started func(engine.Started)) (*engine.Payload, error)
-	ResumeCase func(ctx context.Context, req engine.ResumeRequest, log io.Writer, started func(engine.Started)) (*engine.Payload, error)
+	RunCase    func(ctx context.Context, spec engine.Spec, log io.Writer, hooks CaseHooks) (*engine.Payload, error)
+	ResumeCase func(ctx context.Context, req engine.ResumeRequest, log io.Writer, hooks CaseHooks) (*engine.Payload, error)
 	Score      func(ctx context.Context, req ScoreRequest) Score
 	// Prepare, when set, makes a case's acceptance check ready while its
 	// run works (req.Tree is empty); the first score of the case uses it.
@@ -83,6 +84,50 @@ type Staged struct {
 // work, scored with Image on the docker engine Host.
 type ScoreRequest struct {
 	Task, Tree, Image, Host string
+}
+
+// CaseHooks are what a sweep is told of a case's run as it goes: Started
+// once the run exists (engine.Runner.OnStarted), Working once its sandbox
+// is open and the model is at work (engine.Runner.OnWorking). Either may
+// be nil.
+type CaseHooks struct {
+	Started func(engine.Started)
+	Working func()
+}
+
+// caseCheck is a case's acceptance check made ahead (Sweep.Prepare): start
+// begins making it, get waits for it (starting it if nothing did), and
+// release hands what was made to the sweep's removals.
+type caseCheck struct {
+	start   func()
+	get     func() PreparedScore
+	started atomic.Bool
+	s       *Sweep
+}
+
+func (s *Sweep) caseCheck(ctx context.Context, req ScoreRequest) *caseCheck {
+	ch := &caseCheck{s: s}
+	if s.Prepare == nil {
+		ch.start = func() {}
+		return ch
+	}
+	ready := make(chan PreparedScore, 1)
+	ch.start = sync.OnceFunc(func() {
+		ch.started.Store(true)
+		go func() { ready <- s.Prepare(ctx, req) }()
+	})
+	ch.get = sync.OnceValue(func() PreparedScore {
+		ch.start()
+		return <-ready
+	})
+	return ch
+}
+
+func (ch *caseCheck) release() {
+	if ch.started.Load() {
+		p := ch.get()
+		ch.s.releasing.Go(p.Release)
+	}
 }
 
 // PreparedScore is an acceptance check made ahead of the tree it scores.
@@ -261,19 +306,11 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	flight := s.state.caseStarted(c, s.Hosts[host])
 	defer s.state.caseEnded(flight)
 
-	// The acceptance check is made while the case stages and runs; it is
+	// The acceptance check is made while the model works (from the
+	// moment the run's sandbox is open, so as not to slow its start), and
 	// removed off the case's path once the case is over.
-	var prepared func() PreparedScore
-	if s.Prepare != nil {
-		ready := make(chan PreparedScore, 1)
-		req := ScoreRequest{Task: c.task, Image: s.Base.Docker.Image, Host: s.Hosts[host]}
-		go func() { ready <- s.Prepare(ctx, req) }()
-		prepared = sync.OnceValue(func() PreparedScore { return <-ready })
-		defer func() {
-			p := prepared()
-			s.releasing.Go(p.Release)
-		}()
-	}
+	check := s.caseCheck(ctx, ScoreRequest{Task: c.task, Image: s.Base.Docker.Image, Host: s.Hosts[host]})
+	defer check.release()
 
 	t0 := s.Now()
 	staged, err := s.Stage(ctx, c.task)
@@ -301,12 +338,15 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	// The run's stderr: the runner may write it from more than one
 	// goroutine.
 	var log lockedBuffer
-	started := func(st engine.Started) {
-		s.Progress.follow(inFlight, st.Transcript)
-		s.state.follow(flight, st.Slug, st.RunDir)
+	hooks := CaseHooks{
+		Started: func(st engine.Started) {
+			s.Progress.follow(inFlight, st.Transcript)
+			s.state.follow(flight, st.Slug, st.RunDir)
+		},
+		Working: check.start,
 	}
 	runStart := s.Now()
-	payload, err := s.RunCase(ctx, spec, &log, started)
+	payload, err := s.RunCase(ctx, spec, &log, hooks)
 	wall := s.Now().Sub(runStart).Seconds()
 	if err != nil {
 		return s.benchError(row, fmt.Sprintf("the run was refused: %v", err))
@@ -314,13 +354,13 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 	s.fill(&row, payload, wall)
 	t := s.timeOf(payload, stagingS)
 
-	score := s.score(ctx, c, payload, spec, host, prepared)
+	score := s.score(ctx, c, payload, spec, host, check)
 	for round := 1; score.Outcome == AcceptanceFail && round <= s.FixRounds && ctx.Err() == nil; round++ {
 		feedback := "The acceptance check failed. Its output:\n\n" + capText(score.Output, 8000)
 		req := engine.ResumeRequest{Target: payload.RunDir, Feedback: feedback, HasFeedback: true, Spec: spec}
 		log.Reset()
 		resumeStart := s.Now()
-		next, err := s.ResumeCase(ctx, req, &log, started)
+		next, err := s.ResumeCase(ctx, req, &log, CaseHooks{Started: hooks.Started})
 		wall += s.Now().Sub(resumeStart).Seconds()
 		if err != nil {
 			s.Progress.note(fmt.Sprintf("%s  %s  repeat %d: fix round %d refused: %v", c.model.Model, c.task, c.repeat, round, err))
@@ -358,12 +398,12 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 // scored (B-7: skipped).
 // A prepared check (prepared non-nil) is used when the run's image is
 // the one it was made for.
-func (s *Sweep) score(ctx context.Context, c benchCase, p *engine.Payload, spec engine.Spec, host int, prepared func() PreparedScore) Score {
+func (s *Sweep) score(ctx context.Context, c benchCase, p *engine.Payload, spec engine.Spec, host int, check *caseCheck) Score {
 	if p.Status != transcript.StatusCompleted {
 		return Score{Outcome: AcceptanceSkipped, Detail: "the run did not complete (" + string(p.Status) + ")"}
 	}
-	if prepared != nil && spec.Docker.Image == s.Base.Docker.Image {
-		return prepared().Score(ctx, p.Worktree)
+	if check != nil && s.Prepare != nil && spec.Docker.Image == s.Base.Docker.Image {
+		return check.get().Score(ctx, p.Worktree)
 	}
 	return s.Score(ctx, ScoreRequest{Task: c.task, Tree: p.Worktree, Image: spec.Docker.Image, Host: s.Hosts[host]})
 }

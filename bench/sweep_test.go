@@ -54,7 +54,7 @@ func (f *fakeBench) sweep(out string, models []ModelSpec, tasks []string, repeat
 	}
 }
 
-func (f *fakeBench) run(_ context.Context, spec engine.Spec, _ io.Writer, started func(engine.Started)) (*engine.Payload, error) {
+func (f *fakeBench) run(_ context.Context, spec engine.Spec, _ io.Writer, hooks CaseHooks) (*engine.Payload, error) {
 	f.mu.Lock()
 	key := spec.Model + "/" + spec.Task
 	f.attempts[key]++
@@ -73,7 +73,10 @@ func (f *fakeBench) run(_ context.Context, spec engine.Spec, _ io.Writer, starte
 	if err != nil {
 		return nil, err
 	}
-	started(engine.Started{RunDir: dir, Transcript: path})
+	hooks.Started(engine.Started{RunDir: dir, Transcript: path})
+	if hooks.Working != nil {
+		hooks.Working()
+	}
 	_ = tw.Write(transcript.RunStart{Task: spec.Task, Model: spec.Model})
 	_ = tw.Write(transcript.ModelRequest{Turn: 1})
 	_ = tw.Write(transcript.Nudge{Kind: transcript.NudgeEmpty, Turn: 1})
@@ -199,11 +202,11 @@ func TestSweepRecordsBenchErrors(t *testing.T) {
 		return stage(ctx, task)
 	}
 	run := s.RunCase
-	s.RunCase = func(ctx context.Context, spec engine.Spec, log io.Writer, started func(engine.Started)) (*engine.Payload, error) {
+	s.RunCase = func(ctx context.Context, spec engine.Spec, log io.Writer, hooks CaseHooks) (*engine.Payload, error) {
 		if spec.Task == "do refused" {
 			return nil, &engine.PreflightError{Msg: "model not loaded"}
 		}
-		return run(ctx, spec, log, started)
+		return run(ctx, spec, log, hooks)
 	}
 	// A bench_error is the harness's: retried once, then the row.
 	if n, err := s.Run(t.Context()); err != nil || n != 3 {
@@ -242,9 +245,9 @@ func TestSweepFixRounds(t *testing.T) {
 		return Score{Outcome: AcceptancePass}
 	}
 	var feedback []string
-	s.ResumeCase = func(ctx context.Context, req engine.ResumeRequest, log io.Writer, started func(engine.Started)) (*engine.Payload, error) {
+	s.ResumeCase = func(ctx context.Context, req engine.ResumeRequest, log io.Writer, hooks CaseHooks) (*engine.Payload, error) {
 		feedback = append(feedback, req.Feedback)
-		return f.run(ctx, req.Spec, log, started)
+		return f.run(ctx, req.Spec, log, hooks)
 	}
 	if _, err := s.Run(t.Context()); err != nil {
 		t.Fatal(err)
@@ -297,8 +300,8 @@ func TestSweepPreparesEachCaseCheck(t *testing.T) {
 		return fakePrepared{used: &used, released: &released, pass: false}
 	}
 	s.FixRounds = 1
-	s.ResumeCase = func(ctx context.Context, req engine.ResumeRequest, log io.Writer, started func(engine.Started)) (*engine.Payload, error) {
-		return f.run(ctx, req.Spec, log, started)
+	s.ResumeCase = func(ctx context.Context, req engine.ResumeRequest, log io.Writer, hooks CaseHooks) (*engine.Payload, error) {
+		return f.run(ctx, req.Spec, log, hooks)
 	}
 	if n, err := s.Run(t.Context()); err != nil || n != 4 {
 		t.Fatalf("wrote %d rows: %v", n, err)

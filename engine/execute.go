@@ -114,6 +114,9 @@ func (r *Runner) execute(ctx context.Context, p *prepared) (payload *Payload, er
 	_ = x.tw.Write(r.runStart(p, x.lane, op.settings))
 	events.attach(x.tw)
 	r.mark("run_start")
+	if r.OnWorking != nil {
+		r.OnWorking()
+	}
 	if b, ok := ws.(interface{ Begin() }); ok {
 		// The host jail starts while the first request is out.
 		b.Begin()

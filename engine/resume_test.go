@@ -363,3 +363,31 @@ func TestResumeSpecPrecedence(t *testing.T) {
 		})
 	}
 }
+
+// OnWorking is called once, after OnStarted, when the sandbox is open
+// and the transcript begun; a run whose sandbox never opens never calls it.
+func TestRunnerOnWorkingFollowsTheOpenSandbox(t *testing.T) {
+	r, prior, _ := priorDockerRun(t)
+	var calls []string
+	var runDir string
+	r.OnStarted = func(s Started) { calls = append(calls, "started"); runDir = s.RunDir }
+	r.OnWorking = func() {
+		calls = append(calls, "working")
+		if _, err := os.Stat(filepath.Join(runDir, transcript.TranscriptName)); err != nil {
+			t.Errorf("working before the transcript exists: %v", err)
+		}
+	}
+	if _, err := r.Resume(t.Context(), resumeReq(filepath.Base(prior.RunDir))); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(calls, []string{"started", "working"}) {
+		t.Fatalf("calls %v", calls)
+	}
+
+	r2, prior2, op := priorDockerRun(t)
+	op.openErr = &sandbox.SandboxError{Op: "start the docker sandbox", Err: errors.New("no space left on device")}
+	r2.OnWorking = func() { t.Error("working with no sandbox") }
+	if _, err := r2.Resume(t.Context(), resumeReq(filepath.Base(prior2.RunDir))); err != nil {
+		t.Fatal(err)
+	}
+}

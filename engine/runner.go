@@ -59,6 +59,11 @@ type Runner struct {
 	// result (a detached run's parent announces it then). From then on
 	// no refusal removes the run.
 	OnStarted func(Started)
+	// OnWorking, when set, is called once the run's sandbox is open and
+	// its transcript begun: the model is about to be at work (a bench
+	// sweep makes the case's acceptance check then, off the sandbox's
+	// start).
+	OnWorking func()
 
 	// docker is the docker sandbox (the real one when its fields are nil).
 	docker dockerBackend

@@ -195,15 +195,15 @@ func runBench(ctx context.Context, io *streams, fs *pflag.FlagSet, bf benchFlags
 		Models: models, Tasks: tasks, Repeats: bf.repeats, Parallel: bf.parallel, Hosts: hosts,
 		Out: out, Stamp: stamp, Scratch: scratch, FixRounds: bf.fixRounds, Base: base,
 		Stage: bench.Stager{Fixtures: fixtures, Parent: scratch}.Stage,
-		RunCase: func(ctx context.Context, spec engine.Spec, log goio.Writer, started func(engine.Started)) (*engine.Payload, error) {
+		RunCase: func(ctx context.Context, spec engine.Spec, log goio.Writer, hooks bench.CaseHooks) (*engine.Payload, error) {
 			spec.APIKey = keys[bench.ModelSpec{Provider: spec.Provider, BaseURL: spec.BaseURL}.ServerKey()]
-			r := &engine.Runner{Stderr: log, Version: Version(), OnStarted: started}
+			r := &engine.Runner{Stderr: log, Version: Version(), OnStarted: hooks.Started, OnWorking: hooks.Working}
 			return r.Run(ctx, spec)
 		},
-		ResumeCase: func(ctx context.Context, req engine.ResumeRequest, log goio.Writer, started func(engine.Started)) (*engine.Payload, error) {
+		ResumeCase: func(ctx context.Context, req engine.ResumeRequest, log goio.Writer, hooks bench.CaseHooks) (*engine.Payload, error) {
 			req.Spec.APIKey = keys[bench.ModelSpec{Provider: req.Spec.Provider, BaseURL: req.Spec.BaseURL}.ServerKey()]
 			req.ModelGiven, req.ProviderGiven, req.ImageGiven = true, true, true
-			r := &engine.Runner{Stderr: log, Version: Version(), OnStarted: started}
+			r := &engine.Runner{Stderr: log, Version: Version(), OnStarted: hooks.Started, OnWorking: hooks.Working}
 			store, err := runs.OpenDefault(runs.WithDockerHost(req.Spec.Docker.Host))
 			if err != nil {
 				return nil, err
