@@ -49,7 +49,7 @@ func TestReapClearsWhatAKilledSweepLeft(t *testing.T) {
 	if len(cleaned)+len(accepted) != 0 {
 		t.Fatal("a running sweep was touched")
 	}
-	_ = s.f.Close() // killed
+	killState(t, s, out)
 
 	done, err := r.Reap(t.Context(), out, []string{""})
 	if err != nil {
@@ -84,7 +84,7 @@ func TestReapRefusesAForeignScratchDirectory(t *testing.T) {
 	s := openSweepState(out, "st", foreign, time.Now)
 	f := s.caseStarted(benchCase{model: ModelSpec{Model: "m"}, task: "t"}, "")
 	s.follow(f, "t-slug", "")
-	_ = s.f.Close()
+	killState(t, s, out)
 	r := Reaper{CleanRun: func(context.Context, string, string) error { return errors.New("engine down") }}
 	_, err := r.Reap(t.Context(), out, nil)
 	if err == nil || !strings.Contains(err.Error(), "clean run t-slug: engine down") || !strings.Contains(err.Error(), "left alone") {

@@ -83,7 +83,7 @@ func TestSweepStateOfAKilledSweep(t *testing.T) {
 	fl := s.caseStarted(benchCase{model: ModelSpec{Model: "m"}, task: "t", repeat: 1}, "")
 	s.follow(fl, "", "/runs/t-1202130000-abcd")
 	// Killed: the kernel drops the lock, nothing more is written.
-	_ = s.f.Close()
+	killState(t, s, out)
 	st, alive, err := ReadState(out)
 	if err != nil || alive || st.Ended != nil {
 		t.Fatalf("killed sweep: %+v alive %v %v", st, alive, err)
@@ -164,5 +164,24 @@ func TestGroupRowsAreSummarizesGroups(t *testing.T) {
 	}
 	if len(seen) != len(res.Rows) {
 		t.Fatalf("%d of %d rows grouped", len(seen), len(res.Rows))
+	}
+}
+
+// killState closes the state file as a killed sweep's process would and
+// waits for its lock to go: a child another test is forking at that
+// moment holds the open file (and so the lock) until it execs.
+func killState(t *testing.T, s *sweepState, results string) {
+	t.Helper()
+	_ = s.f.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, alive, err := ReadState(results)
+		if err == nil && !alive {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the state file is still locked 10 s after its sweep was killed (%v)", err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -5,6 +5,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -359,7 +361,7 @@ func TestBenchServerDiesMidSweep(t *testing.T) {
 }
 
 // startSecondEngine starts a docker engine of the test's own (its own
-// socket, data root and no bridge), loads the worker image into it, and
+// socket, data root and bridge), loads the worker image into it, and
 // stops it when the test ends. It returns its DOCKER_HOST value.
 func startSecondEngine(t *testing.T) string {
 	t.Helper()
@@ -367,10 +369,29 @@ func startSecondEngine(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A bridge of its own: with --bridge none dockerd deletes docker0,
+	// which is the first engine's.
+	var rb [3]byte
+	_, _ = rand.Read(rb[:])
+	bridge := "dwbr" + hex.EncodeToString(rb[:])
+	for _, args := range [][]string{
+		{"link", "add", bridge, "type", "bridge"},
+		{"addr", "add", "10.213." + fmt.Sprint(rb[0]) + ".1/24", "dev", bridge},
+		{"link", "set", bridge, "up"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("ip", "link", "delete", bridge).CombinedOutput(); err != nil {
+			t.Errorf("delete the second engine's bridge: %v\n%s", err, out)
+		}
+	})
 	host := "unix://" + filepath.Join(root, "docker.sock")
 	cmd := exec.Command("dockerd", "--host", host, "--data-root", filepath.Join(root, "data"),
 		"--exec-root", filepath.Join(root, "exec"), "--pidfile", filepath.Join(root, "docker.pid"),
-		"--bridge", "none", "--iptables=false", "--ip6tables=false")
+		"--bridge", bridge, "--iptables=false", "--ip6tables=false")
 	logf, err := os.Create(filepath.Join(root, "dockerd.log"))
 	if err != nil {
 		t.Fatal(err)

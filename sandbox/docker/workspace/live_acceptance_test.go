@@ -268,11 +268,14 @@ func TestRemoveAcceptance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ac.fill(ctx); err == nil {
-		t.Fatal("a fill of a missing tree succeeded")
+	if err := ac.fill(ctx); err != nil {
+		t.Fatal(err)
 	}
-	// The failed fill made both volumes and its container; nobody removed
-	// them (ac.remove is what a killed process never gets to).
+	if err := ac.uploadTree(ctx); err == nil {
+		t.Fatal("an upload of a missing tree succeeded")
+	}
+	// The failed check made both volumes and its container; nobody
+	// removed them (ac.remove is what a killed process never gets to).
 	removed, err := checker.RemoveAcceptance(ctx, labels)
 	if err != nil {
 		t.Fatal(err)
