@@ -274,11 +274,20 @@ func TestRunsCleanForceSalvagesAnUnexportableVolume(t *testing.T) {
 	if s, _ := rec["export_status"].(string); !strings.HasPrefix(s, "export_failed: archive exceeds 5 files") {
 		t.Fatalf("export_status %q, want the file cap's refusal", s)
 	}
-	sparse := exec.CommandContext(t.Context(), "docker", "run", "--rm", "--network", "none", "--user", "0:0",
+	// Not --rm: the daemon removes such a container after the CLI returns,
+	// and until then it holds the volume. docker rm removes it at once.
+	helper := "dw-" + slug + "-sparse"
+	sparse := exec.CommandContext(t.Context(), "docker", "run", "--name", helper, "--network", "none", "--user", "0:0",
 		"--mount", "type=volume,src=dw-"+slug+"-work,dst=/work", "--entrypoint", "/usr/bin/truncate", dockerTestImage, "-s", "3G", "/work/sparse")
 	sparse.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost())
-	if out, err := sparse.CombinedOutput(); err != nil {
-		t.Fatalf("make the volume unexportable: %v\n%s", err, out)
+	sparseOut, err := sparse.CombinedOutput()
+	rm := exec.Command("docker", "rm", "-f", helper)
+	rm.Env = sparse.Env
+	if rmOut, rmErr := rm.CombinedOutput(); rmErr != nil {
+		t.Fatalf("remove the helper container: %v\n%s", rmErr, rmOut)
+	}
+	if err != nil {
+		t.Fatalf("make the volume unexportable: %v\n%s", err, sparseOut)
 	}
 	out, errOut, code := d.cliText("runs", "clean", slug)
 	if code != 1 || !strings.Contains(out, "skip-volume: dw-"+slug+"-work") || !strings.Contains(out, "--force") {
