@@ -221,7 +221,9 @@ func runBench(ctx context.Context, io *streams, fs *pflag.FlagSet, bf benchFlags
 	_, runErr := sweep.Run(ctx)
 	fmt.Fprintf(io.out, "results: %s\n", out)
 	if runErr != nil {
-		return fmt.Errorf("the sweep did not finish: %w (continue it with --resume %s)", runErr, out)
+		// Exit 1, as a run that did not complete: the rows written stand.
+		return &exitError{Code: ExitRunNotCompleted, Err: fmt.Errorf("the sweep did not finish: %w", runErr),
+			Hint: "continue it: the same command with --resume " + shellQuote(out)}
 	}
 	return nil
 }

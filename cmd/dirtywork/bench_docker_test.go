@@ -613,3 +613,47 @@ func TestBenchViewFollowsALiveSweep(t *testing.T) {
 	b.checkClean(rows)
 	p.keys("q")
 }
+
+// An interrupted sweep exits 1, still says where its results are and
+// how to go on, and its case in flight leaves nothing behind.
+func TestBenchInterruptedExitsOne(t *testing.T) {
+	t.Parallel()
+	b := newBenchSetting(t, scripted.Script{Model: "solver", Turns: []scripted.Turn{{Hold: true, Text: "never"}}})
+	cmd := b.command("--models", "solver="+b.base, "--tasks", "py-windows", "--out", b.out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	if err := b.srv.AwaitArrivals(ctx, 1); err != nil {
+		t.Fatalf("the sweep never asked the model: %v\n%s", err, stderr.String())
+	}
+	var slug string
+	waitFor(t, func() bool {
+		st, _, err := bench.ReadState(b.out)
+		if err != nil || len(st.InFlight) != 1 || st.InFlight[0].Slug == "" {
+			return false
+		}
+		slug = st.InFlight[0].Slug
+		return true
+	})
+	(&dockerRun{t: t, home: b.home}).removeLeftoversOf(slug)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("interrupted bench: %v\n%s", err, stderr.String())
+	}
+	if stdout.String() != "results: "+b.out+"\n" || !strings.Contains(stderr.String(), "--resume "+b.out) {
+		t.Fatalf("stdout %q, stderr:\n%s", stdout.String(), stderr.String())
+	}
+	if st, live, err := bench.ReadState(b.out); err != nil || live || st.Ended == nil {
+		t.Fatalf("state after the interrupt: %+v live %v (%v)", st, live, err)
+	}
+	b.checkClean([]bench.Row{{Slug: &slug}})
+}
