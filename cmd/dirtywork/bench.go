@@ -222,8 +222,10 @@ func runBench(ctx context.Context, io *streams, fs *pflag.FlagSet, bf benchFlags
 	fmt.Fprintf(io.out, "results: %s\n", out)
 	if runErr != nil {
 		// Exit 1, as a run that did not complete: the rows written stand.
-		return &exitError{Code: ExitRunNotCompleted, Err: fmt.Errorf("the sweep did not finish: %w", runErr),
-			Hint: "continue it: the same command with --resume " + shellQuote(out)}
+		return &exitError{
+			Code: ExitRunNotCompleted, Err: fmt.Errorf("the sweep did not finish: %w", runErr),
+			Hint: "continue it: the same command with --resume " + shellQuote(out),
+		}
 	}
 	return nil
 }
