@@ -86,6 +86,26 @@ func (b *benchSetting) run(args ...string) (string, string, int) {
 	return out.String(), errOut.String(), code
 }
 
+// startSweep starts bench with args (killed when the test ends, unless
+// waited for) and returns once srv has been asked for a reply, with the
+// sweep's stdout and stderr.
+func (b *benchSetting) startSweep(srv *scripted.Server, args ...string) (cmd *exec.Cmd, stdout, stderr *bytes.Buffer) {
+	b.t.Helper()
+	cmd = b.command(args...)
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ctx, cancel := context.WithTimeout(b.t.Context(), 3*time.Minute)
+	defer cancel()
+	if err := srv.AwaitArrivals(ctx, 1); err != nil {
+		b.t.Fatalf("the sweep never asked the model: %v\n%s", err, stderr.String())
+	}
+	return cmd, stdout, stderr
+}
+
 // rows reads the results file.
 func (b *benchSetting) rows() []bench.Row {
 	b.t.Helper()
@@ -205,18 +225,7 @@ func TestBenchResumeAfterSIGKILL(t *testing.T) {
 		{Hold: true, ToolCalls: []scripted.ToolCall{writeCall("windows.py", solution)}}, finishTurn("fixed"),
 	}})
 	args := []string{"--models", "solver=" + b.base, "--tasks", "py-windows", "--repeats", "2"}
-	cmd := b.command(append(args, "--out", b.out)...)
-	var firstErr bytes.Buffer
-	cmd.Stderr = &firstErr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := b.srv.AwaitArrivals(ctx, 1); err != nil {
-		t.Fatalf("the first case never asked the model: %v\n%s", err, firstErr.String())
-	}
+	cmd, _, _ := b.startSweep(b.srv, append(args, "--out", b.out)...)
 	// The model was asked (the first request goes out while the sandbox
 	// starts): wait until the case's run is named and its container runs.
 	var st bench.SweepState
@@ -295,18 +304,7 @@ func TestBenchServerDiesMidSweep(t *testing.T) {
 	t.Cleanup(func() { _ = aSrv.Close() })
 
 	specs := "solver=http://" + addr + "/v1,solver=" + b.base
-	cmd := b.command("--models", specs, "--tasks", "py-windows", "--repeats", "3", "--parallel", "2", "--out", b.out)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := a.AwaitArrivals(ctx, 1); err != nil {
-		t.Fatalf("server A was never asked: %v\n%s", err, stderr.String())
-	}
+	cmd, _, stderr := b.startSweep(a, "--models", specs, "--tasks", "py-windows", "--repeats", "3", "--parallel", "2", "--out", b.out)
 	_ = aSrv.Close() // dies with a request in flight
 
 	// B's queue goes on while A is down: all three of its cases are
@@ -585,18 +583,7 @@ func TestBenchViewFollowsALiveSweep(t *testing.T) {
 		{Hold: true, ToolCalls: []scripted.ToolCall{writeCall("windows.py", solution)}}, finishTurn("fixed"),
 	}})
 	b.out = filepath.Join(b.home, "bench", "20261202T000000Z.jsonl")
-	cmd := b.command("--models", "solver="+b.base, "--tasks", "py-windows", "--repeats", "2", "--out", b.out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := b.srv.AwaitArrivals(ctx, 1); err != nil {
-		t.Fatalf("the sweep never asked the model: %v\n%s", err, stderr.String())
-	}
+	cmd, _, stderr := b.startSweep(b.srv, "--models", "solver="+b.base, "--tasks", "py-windows", "--repeats", "2", "--out", b.out)
 	p := startTUIWith(t, b.bin, 150, 40, []string{"DIRTYWORK_HOME=" + b.home, "DOCKER_HOST=" + dockerHost()}, "tui", "--bench")
 	p.waitFor("the running sweep with its case in flight", time.Minute, func(s string) bool {
 		return strings.Contains(s, "sweep running") && strings.Contains(s, "0 of 2 cases scored") &&
@@ -619,18 +606,7 @@ func TestBenchViewFollowsALiveSweep(t *testing.T) {
 func TestBenchInterruptedExitsOne(t *testing.T) {
 	t.Parallel()
 	b := newBenchSetting(t, scripted.Script{Model: "solver", Turns: []scripted.Turn{{Hold: true, Text: "never"}}})
-	cmd := b.command("--models", "solver="+b.base, "--tasks", "py-windows", "--out", b.out)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := b.srv.AwaitArrivals(ctx, 1); err != nil {
-		t.Fatalf("the sweep never asked the model: %v\n%s", err, stderr.String())
-	}
+	cmd, stdout, stderr := b.startSweep(b.srv, "--models", "solver="+b.base, "--tasks", "py-windows", "--out", b.out)
 	var slug string
 	waitFor(t, func() bool {
 		st, _, err := bench.ReadState(b.out)
