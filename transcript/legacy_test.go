@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -35,6 +36,19 @@ func startFakeOriginal(t *testing.T) (pid int64, stop func()) {
 		_ = cmd.Wait()
 	}
 	t.Cleanup(stop)
+	// Start returns once the exec began; the kernel fills the new
+	// program's command line a moment later. Wait for it to be there.
+	cmdline := filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "cmdline")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if data, err := os.ReadFile(cmdline); err != nil || len(data) > 0 {
+			break // no procfs, or the script runs
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fake original has no command line 10 s after it started")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	return int64(cmd.Process.Pid), stop
 }
 
