@@ -290,8 +290,9 @@ func TestRunStatuses(t *testing.T) {
 func TestRunInterruptedBySignal(t *testing.T) {
 	for i, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			// A sleep length unique to this subtest, to find its processes.
-			sleep := fmt.Sprintf("sleep %d", 600+i)
+			// A sleep length unique to this subtest, to find its processes
+			// (other tests' scripts end in "sleep 600").
+			sleep := fmt.Sprintf("sleep %d", 7391+i)
 			e := newE2E(t, `{"turns":[{"tool_calls":[{"name":"bash","arguments":{"command":"`+sleep+` & `+sleep+`","timeout":120}}]},{"finish":"x"}]}`)
 			var out, errOut strings.Builder
 			cmd := startCLI(t, "", []string{"DIRTYWORK_HOME=" + e.home}, &out, &errOut,
