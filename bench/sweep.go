@@ -380,8 +380,7 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 		row.FixRound = &zero
 	}
 	row.Acceptance = score.Outcome
-	acc := score.Seconds
-	t.AcceptanceS = &acc
+	t.AcceptanceS = rounded(score.Seconds) // milliseconds, like the rest of the split
 	row.Time = t
 	writeCaseFiles(payload.RunDir, score, log.Bytes())
 

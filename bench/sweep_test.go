@@ -46,9 +46,9 @@ func (f *fakeBench) sweep(out string, models []ModelSpec, tasks []string, repeat
 		RunCase: f.run,
 		Score: func(_ context.Context, req ScoreRequest) Score {
 			if f.pass(req.Task) {
-				return Score{Outcome: AcceptancePass, Output: "ok"}
+				return Score{Outcome: AcceptancePass, Output: "ok", Seconds: 0.3255349}
 			}
-			return Score{Outcome: AcceptanceFail, Detail: "exit 1", Output: "expected 3, got 4"}
+			return Score{Outcome: AcceptanceFail, Detail: "exit 1", Output: "expected 3, got 4", Seconds: 0.3255349}
 		},
 		Healthy: func(context.Context, ModelSpec) error { return nil },
 	}
@@ -112,6 +112,9 @@ func TestSweepScoresEveryCaseOnceAndResumes(t *testing.T) {
 		if r.Acceptance != wantAcc || r.FailureClass != wantClass || r.Status != "completed" || r.Stamp != "20261202T000000Z" ||
 			r.Harness == nil || r.Harness.NudgeEmpty != 1 || r.Harness.EmptyReply != 1 || r.DiffStat == nil || r.Time == nil {
 			t.Errorf("row %+v", r)
+		}
+		if r.Time != nil && (r.Time.AcceptanceS == nil || *r.Time.AcceptanceS != 0.326) {
+			t.Errorf("acceptance_s %v, want milliseconds like the rest of the split (0.326)", r.Time.AcceptanceS)
 		}
 		if r.Task == "good" && (r.FixRound == nil || *r.FixRound != 0) {
 			t.Errorf("a first-round pass records fix_round 0: %+v", r.FixRound)

@@ -32,19 +32,24 @@ func main() {
 	delay := flag.Duration("model-delay", 0, "how long each of the harness scenario's four replies takes (subtracted from the case's time)")
 	image := flag.String("image", "dirtywork-worker:dev", "worker image")
 	bin := flag.String("binary", "", "dirtywork binary to measure (default: build one)")
+	keep := flag.Bool("keep", false, "keep the sweeps' results, run dirs and transcripts (the path is printed)")
 	flag.Parse()
-	if err := run(*scenario, *cases, *delay, *image, *bin); err != nil {
+	if err := run(*scenario, *cases, *delay, *image, *bin, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "perfbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(scenario string, cases int, delay time.Duration, image, bin string) error {
+func run(scenario string, cases int, delay time.Duration, image, bin string, keep bool) error {
 	work, err := os.MkdirTemp("", "perfbench-")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(work) }()
+	if keep {
+		fmt.Println("kept:", work)
+	} else {
+		defer func() { _ = os.RemoveAll(work) }()
+	}
 	if bin == "" {
 		bin = filepath.Join(work, "dirtywork")
 		build := exec.Command("go", "build", "-o", bin, "./cmd/dirtywork")
