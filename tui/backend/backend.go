@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dirtywork/dirtywork/transcript"
@@ -98,12 +99,13 @@ func (p Phase) String() string {
 	return "finished"
 }
 
-// Phase classifies the run.
+// Phase classifies the run. A dead run that was judged since (cleaned,
+// most often) is finished: its process is gone and so is the question.
 func (r *Run) Phase() Phase {
 	switch {
 	case r.Status == transcript.StatusRunning && r.Alive:
 		return PhaseRunning
-	case r.Status == transcript.StatusRunning:
+	case r.Status == transcript.StatusRunning && r.Verdict == "":
 		return PhaseDead
 	case r.Problem != "":
 		return PhaseFinished
@@ -111,6 +113,76 @@ func (r *Run) Phase() Phase {
 		return PhaseReview
 	}
 	return PhaseFinished
+}
+
+// StateWord is where the run stands in a word, as the runs list, the panes
+// and the review header say it: running, dead (its process gone before
+// it recorded an end), unreadable, the verdict it was given (accepted,
+// merged, rejected, cleaned), or else the status it ended with. Only a
+// live run is "running": a run.json that still says running after its
+// process is gone never is.
+func (r *Run) StateWord() string {
+	switch r.Phase() {
+	case PhaseRunning:
+		return "running"
+	case PhaseDead:
+		return "dead"
+	}
+	if r.Problem != "" {
+		return "unreadable"
+	}
+	switch r.Verdict {
+	case transcript.VerdictAccept:
+		if r.MergedInto != "" {
+			return "merged"
+		}
+		return "accepted"
+	case transcript.VerdictReject:
+		return "rejected"
+	case transcript.VerdictCleanup:
+		return "cleaned"
+	case "":
+	default:
+		return string(r.Verdict)
+	}
+	if r.Status == transcript.StatusRunning {
+		return "ended" // judged after its process died; no status recorded
+	}
+	return strings.ReplaceAll(string(r.Status), "_", " ")
+}
+
+// VerdictDetail says what the verdict did, with the commit it made:
+// "merged into main · 1a2b3c4", "accepted as 1a2b3c4 on dw/x", "work
+// parked at refs/dirtywork/parked/x"; "" when there is nothing to say.
+func (r *Run) VerdictDetail() string {
+	switch {
+	case r.MergedInto != "":
+		return joinNonEmpty("merged into "+r.MergedInto, shortCommit(r.MergeCommit))
+	case r.AcceptedCommit != "":
+		d := "accepted as " + shortCommit(r.AcceptedCommit)
+		if r.Branch != "" {
+			d += " on " + r.Branch
+		}
+		return d
+	case r.ParkedRef != "":
+		return "work parked at " + r.ParkedRef
+	}
+	return ""
+}
+
+// shortCommit is a commit id's first 7 digits.
+func shortCommit(id string) string {
+	if len(id) > 7 {
+		return id[:7]
+	}
+	return id
+}
+
+func joinNonEmpty(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + " · " + b
 }
 
 // Live reports whether the run's process is still going.

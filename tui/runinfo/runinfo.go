@@ -46,8 +46,12 @@ func (it Item) Phase() backend.Phase {
 	return it.Run.Phase()
 }
 
-// Task is the task's first line, terminal-safe.
+// Task is the task's first line, terminal-safe. A run whose run.json
+// cannot be read has no task: its row names its directory and the error.
 func (it Item) Task() string {
+	if it.Queued == nil && it.Run.Problem != "" {
+		return termsafe.Line(filepath.Base(it.Run.RunDir) + ": " + problemDetail(it.Run))
+	}
 	t := it.Run.Task
 	if it.Queued != nil {
 		t = it.Queued.Spec.Task
@@ -56,6 +60,20 @@ func (it Item) Task() string {
 		t = it.State.Start.Task
 	}
 	return termsafe.Line(live.FirstLine(t))
+}
+
+// problemDetail is why run's record could not be read, without the
+// record's path when the error repeats it (the row names the directory).
+func problemDetail(run backend.Run) string {
+	p := run.Problem
+	if run.RunDir == "" {
+		return p
+	}
+	file := filepath.Join(run.RunDir, transcript.RecordName) + ": "
+	if i := strings.Index(p, file); i >= 0 {
+		return transcript.RecordName + ": " + p[i+len(file):]
+	}
+	return p
 }
 
 // Repo is the repository's base name, terminal-safe.
@@ -111,18 +129,8 @@ func (it Item) StatusText() string {
 			return "starting"
 		}
 		return "queued"
-	case backend.PhaseDead:
-		return "dead"
-	case backend.PhaseRunning:
-		return "running"
 	}
-	if it.Run.Verdict != "" {
-		return termsafe.Line(string(it.Run.Verdict))
-	}
-	if it.Run.Problem != "" {
-		return "unreadable"
-	}
-	return termsafe.Line(strings.ReplaceAll(string(it.Run.Status), "_", " "))
+	return termsafe.Line(it.Run.StateWord())
 }
 
 // Glyph is the item's state glyph, styled.
@@ -290,6 +298,12 @@ func (it Item) Activity(now time.Time) string {
 	}
 	if it.Run.Phase() == backend.PhaseDead {
 		return "its process is gone; status never recorded"
+	}
+	if it.Run.Problem != "" {
+		return "its run.json cannot be read" // the row's task says why
+	}
+	if d := it.Run.VerdictDetail(); d != "" {
+		return termsafe.Line(d)
 	}
 	if st != nil && st.LastTool != "" {
 		t := theme.GlyphTool + " " + termsafe.Line(st.LastTool)

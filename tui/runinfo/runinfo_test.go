@@ -55,9 +55,64 @@ func TestPhases(t *testing.T) {
 		"review":     {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusMaxTurns}}, backend.PhaseReview},
 		"judged":     {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusCompleted, Verdict: "reject"}}, backend.PhaseFinished},
 		"unreadable": {backend.Run{Problem: "corrupt"}, backend.PhaseFinished},
+		// A dead run that was cleaned (or judged otherwise) since is over.
+		"cleaned dead": {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusRunning, Verdict: transcript.VerdictCleanup}}, backend.PhaseFinished},
+		"judged live":  {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusRunning, Verdict: transcript.VerdictReject}, Alive: true}, backend.PhaseRunning},
 	} {
 		if got := (Item{Run: c.run}).Phase(); got != c.want {
 			t.Errorf("%s: %v, want %v", name, got, c.want)
 		}
+	}
+}
+
+// Every state has its own word, and the list, the panes and the review
+// header say the same one: a cleaned dead run is cleaned, never dead nor
+// running; accepted and merged runs say so, with their commit beside.
+func TestStateWords(t *testing.T) {
+	rec := func(st transcript.Status, v transcript.Verdict) transcript.RunRecord {
+		return transcript.RunRecord{Status: st, Verdict: v, Branch: "dw/fix"}
+	}
+	accepted := rec(transcript.StatusCompleted, transcript.VerdictAccept)
+	accepted.AcceptedCommit = "1a2b3c4d5e6f"
+	merged := accepted
+	merged.MergedInto, merged.MergeCommit = "main", "9f8e7d6c5b4a"
+	parked := rec(transcript.StatusRunning, transcript.VerdictCleanup)
+	parked.ParkedRef = "refs/dirtywork/parked/fix"
+	for name, c := range map[string]struct {
+		run            backend.Run
+		word, activity string
+	}{
+		"running":      {backend.Run{RunRecord: rec(transcript.StatusRunning, ""), Alive: true}, "running", ""},
+		"dead":         {backend.Run{RunRecord: rec(transcript.StatusRunning, "")}, "dead", "its process is gone; status never recorded"},
+		"cleaned dead": {backend.Run{RunRecord: parked}, "cleaned", "work parked at refs/dirtywork/parked/fix"},
+		"max turns":    {backend.Run{RunRecord: rec(transcript.StatusMaxTurns, "")}, "max turns", ""},
+		"accepted":     {backend.Run{RunRecord: accepted}, "accepted", "accepted as 1a2b3c4 on dw/fix"},
+		"merged":       {backend.Run{RunRecord: merged}, "merged", "merged into main · 9f8e7d6"},
+		"rejected":     {backend.Run{RunRecord: rec(transcript.StatusCompleted, transcript.VerdictReject)}, "rejected", ""},
+		"unreadable": {
+			backend.Run{RunDir: "/runs/fix-1202-abcd", Problem: "run.json: invalid character 'x' looking for beginning of value"},
+			"unreadable", "its run.json cannot be read",
+		},
+	} {
+		it := Item{Run: c.run}
+		if got := it.StatusText(); got != c.word {
+			t.Errorf("%s: status %q, want %q", name, got, c.word)
+		}
+		if got := c.run.StateWord(); got != c.word {
+			t.Errorf("%s: state word %q, want %q", name, got, c.word)
+		}
+		if got := it.Activity(time.Now()); got != c.activity {
+			t.Errorf("%s: activity %q, want %q", name, got, c.activity)
+		}
+	}
+	// An unreadable row names its directory and the error (without the
+	// record's path again).
+	bad := Item{Run: backend.Run{RunDir: "/runs/fix-1202-abcd", Problem: "unexpected end of JSON input"}}
+	if got := bad.Task(); got != "fix-1202-abcd: unexpected end of JSON input" {
+		t.Errorf("unreadable task %q", got)
+	}
+	bad.Run.Problem = "run.json of 'fix-1202-abcd' is corrupt: /runs/fix-1202-abcd/run.json: not a JSON object: unexpected EOF"
+	if got := bad.Task(); got != "fix-1202-abcd: run.json: not a JSON object: unexpected EOF" {
+		t.Errorf("unreadable task %q", got)
 	}
 }
