@@ -24,6 +24,18 @@ type Review struct {
 
 // Review reads the run slug once and returns what a review of it shows.
 func (s *Store) Review(ctx context.Context, slug string) (*Review, error) {
+	rv, err := s.ReviewDiff(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	rv.Forecast, rv.ForecastErr = s.forecast(ctx, rv.Run, "", needsAccept(rv.Run))
+	return rv, nil
+}
+
+// ReviewDiff is Review without the merge forecast, which takes longer
+// than the rest together (a merge is tried): a reviewer reads the diff
+// while Forecast makes it.
+func (s *Store) ReviewDiff(ctx context.Context, slug string) (*Review, error) {
 	run, err := s.Get(slug)
 	if err != nil {
 		return nil, err
@@ -36,7 +48,6 @@ func (s *Store) Review(ctx context.Context, slug string) (*Review, error) {
 	if rv.Summary == "" {
 		rv.Summary = Str(run.Record.LastAssistantText)
 	}
-	rv.Forecast, rv.ForecastErr = s.forecast(ctx, run, "", needsAccept(run))
 	return rv, nil
 }
 

@@ -32,6 +32,12 @@ func TestReviewIsWhatAReviewShows(t *testing.T) {
 	if rv.ForecastErr != nil || rv.Forecast == nil || rv.Forecast.Slug != "reviewed" {
 		t.Fatalf("forecast %+v %v", rv.Forecast, rv.ForecastErr)
 	}
+	// ReviewDiff is the same review without the forecast, which a reviewer
+	// reads while it is made.
+	quick, err := e.store.ReviewDiff(t.Context(), "reviewed")
+	if err != nil || quick.Forecast != nil || quick.ForecastErr != nil || string(quick.Diff.Patch) != string(rv.Diff.Patch) || quick.Summary != rv.Summary {
+		t.Fatalf("review without forecast %+v (%v)", quick, err)
+	}
 
 	// With a finish call in the transcript, its summary is the run's.
 	w, err := transcript.Create(filepath.Join(rv.Run.Dir, transcript.TranscriptName))

@@ -208,7 +208,9 @@ const (
 	WarnRisky     = "risky"
 )
 
-// Review is what a run's review screen shows.
+// Review is what a run's review screen shows. Review fills the diff's
+// part; the merge forecast's part (MergeReady, MergeBlockers and the
+// base-moved and conflict warnings) comes from Forecast, later.
 type Review struct {
 	// Patch is the run's change as a unified diff (git's format).
 	Patch string
@@ -223,6 +225,22 @@ type Review struct {
 	Verify *Verify
 	// Summary is the run's final message or last assistant text.
 	Summary string
+}
+
+// Forecast is what a merge of the run would meet, changing nothing.
+type Forecast struct {
+	// Warnings: the base branch moved, the merge would conflict.
+	Warnings []Warning
+	// Ready reports whether `runs merge` would go ahead; otherwise
+	// Blockers says why not.
+	Ready    bool
+	Blockers []string
+}
+
+// Apply adds the forecast to the review.
+func (f Forecast) Apply(rv *Review) {
+	rv.Warnings = append(rv.Warnings, f.Warnings...)
+	rv.MergeReady, rv.MergeBlockers = f.Ready, f.Blockers
 }
 
 // Verify is a verify result.
@@ -264,8 +282,12 @@ type Store interface {
 	// Watch reports runs appearing, changing and disappearing until ctx
 	// ends; the channel is closed then.
 	Watch(ctx context.Context) (<-chan []Change, error)
-	// Review gathers a finished run's diff, warnings and merge forecast.
+	// Review gathers a finished run's diff, its warnings and what the
+	// worker said; quickly, so the diff is on screen at once.
 	Review(ctx context.Context, slug string) (Review, error)
+	// Forecast says what merging the run would meet (it tries the merge,
+	// which takes longer than the rest of a review).
+	Forecast(ctx context.Context, slug string) (Forecast, error)
 	// Accept records verdict accept and commits the run's changes (all,
 	// or opts.Files) onto its branch.
 	Accept(ctx context.Context, slug string, opts AcceptOptions) (Outcome, error)

@@ -90,6 +90,13 @@ func LoadCmd(store backend.Store, slug string) tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 		defer cancel()
 		rv, err := store.Review(ctx, slug)
+		if err == nil {
+			fc, ferr := store.Forecast(ctx, slug)
+			if ferr != nil {
+				fc = backend.Forecast{Blockers: []string{ferr.Error()}}
+			}
+			fc.Apply(&rv)
+		}
 		msg := LoadedMsg{Slug: slug, Review: rv, Err: err}
 		if err == nil {
 			msg.Files = diff.Parse(rv.Patch)

@@ -143,7 +143,7 @@ func change(ev runs.Event) backend.Change {
 // Review implements backend.Store: the diff, its risks, and the merge
 // forecast, with the run's summary and verify result.
 func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error) {
-	r, err := s.S.Review(ctx, slug)
+	r, err := s.S.ReviewDiff(ctx, slug)
 	if err != nil {
 		return backend.Review{}, err
 	}
@@ -164,20 +164,28 @@ func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error)
 	for _, p := range append(d.Skipped, d.Dropped...) {
 		rv.Warnings = append(rv.Warnings, backend.Warning{Kind: "other", Text: "left out of the diff: " + p})
 	}
-	switch fc := r.Forecast; {
-	case r.ForecastErr != nil:
-		rv.MergeBlockers = []string{r.ForecastErr.Error()}
-	default:
-		if fc.BaseMoved {
-			rv.Warnings = append(rv.Warnings, backend.Warning{Kind: backend.WarnBaseMoved, Text: fc.Into + " has moved on since the run began"})
-		}
-		if len(fc.Conflicts) > 0 {
-			rv.Warnings = append(rv.Warnings, backend.Warning{Kind: backend.WarnConflict, Text: "in " + strings.Join(fc.Conflicts, ", ")})
-		}
-		rv.MergeReady = fc.OK()
-		rv.MergeBlockers = fc.Reasons
-	}
 	return rv, nil
+}
+
+// Forecast implements backend.Store. A forecast that cannot be made is a
+// blocker, not an error: the review shows why merge will not go ahead.
+func (s *Store) Forecast(ctx context.Context, slug string) (backend.Forecast, error) {
+	fc, err := s.S.Forecast(ctx, slug, "")
+	if err != nil {
+		if ctx.Err() != nil {
+			return backend.Forecast{}, ctx.Err()
+		}
+		return backend.Forecast{Blockers: []string{err.Error()}}, nil
+	}
+	var f backend.Forecast
+	if fc.BaseMoved {
+		f.Warnings = append(f.Warnings, backend.Warning{Kind: backend.WarnBaseMoved, Text: fc.Into + " has moved on since the run began"})
+	}
+	if len(fc.Conflicts) > 0 {
+		f.Warnings = append(f.Warnings, backend.Warning{Kind: backend.WarnConflict, Text: "in " + strings.Join(fc.Conflicts, ", ")})
+	}
+	f.Ready, f.Blockers = fc.OK(), fc.Reasons
+	return f, nil
 }
 
 func risks(rs []runs.Risk) []string {

@@ -115,3 +115,24 @@ func TestRunsAreTheirRecords(t *testing.T) {
 		t.Errorf("broken run: dir %q, problem %q, phase %v", x.RunDir, x.Problem, x.Phase())
 	}
 }
+
+// A merge forecast that cannot be made is a blocker the review shows, not
+// an error that hides the review.
+func TestForecastThatCannotBeMadeBlocksMerge(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "runs")
+	if err := transcript.EnsureDir(root); err != nil {
+		t.Fatal(err)
+	}
+	store := runsstore.New(runs.Open(root))
+	fc, err := store.Forecast(t.Context(), "gone-0101000000-00000000")
+	if err != nil || fc.Ready || len(fc.Blockers) != 1 || fc.Blockers[0] == "" {
+		t.Fatalf("forecast %+v (%v)", fc, err)
+	}
+	var rv backend.Review
+	rv.MergeReady = true
+	fc.Apply(&rv)
+	if rv.MergeReady || len(rv.MergeBlockers) != 1 {
+		t.Fatalf("applied %+v", rv)
+	}
+}

@@ -31,6 +31,7 @@ type Store struct {
 	mu       sync.Mutex
 	runs     []backend.Run
 	reviews  map[string]backend.Review
+	forecast map[string]backend.Forecast
 	plans    map[string]backend.CleanPlan
 	calls    []Call
 	watchers []chan []backend.Change
@@ -39,6 +40,9 @@ type Store struct {
 	// Hold, when set, makes every call wait until it is closed (a git
 	// that does not answer).
 	Hold chan struct{}
+	// HoldForecast, when set, makes Forecast alone wait until it is
+	// closed (a merge forecast that takes long).
+	HoldForecast chan struct{}
 	// Err, when set, is returned by the named method.
 	Err map[string]error
 	// Models is what Models returns.
@@ -49,7 +53,7 @@ type Store struct {
 
 // New returns a store holding runs.
 func New(runs ...backend.Run) *Store {
-	return &Store{runs: runs, reviews: map[string]backend.Review{}, plans: map[string]backend.CleanPlan{}, Err: map[string]error{}}
+	return &Store{runs: runs, reviews: map[string]backend.Review{}, forecast: map[string]backend.Forecast{}, plans: map[string]backend.CleanPlan{}, Err: map[string]error{}}
 }
 
 // SetReview sets what Review returns for slug.
@@ -57,6 +61,14 @@ func (s *Store) SetReview(slug string, r backend.Review) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reviews[slug] = r
+}
+
+// SetForecast sets what Forecast returns for slug; without one, Forecast
+// returns the merge readiness and blockers of the review set for slug.
+func (s *Store) SetForecast(slug string, f backend.Forecast) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.forecast[slug] = f
 }
 
 // SetPlan sets what PlanClean returns for slug.
@@ -167,6 +179,33 @@ func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error)
 		return backend.Review{}, fmt.Errorf("no review for %s", slug)
 	}
 	return r, nil
+}
+
+// Forecast implements backend.Store.
+func (s *Store) Forecast(ctx context.Context, slug string) (backend.Forecast, error) {
+	if err := s.record(ctx, Call{Method: "Forecast", Slug: slug}); err != nil {
+		return backend.Forecast{}, err
+	}
+	s.mu.Lock()
+	hold := s.HoldForecast
+	s.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return backend.Forecast{}, ctx.Err()
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.forecast[slug]; ok {
+		return f, nil
+	}
+	r, ok := s.reviews[slug]
+	if !ok {
+		return backend.Forecast{}, fmt.Errorf("no review for %s", slug)
+	}
+	return backend.Forecast{Ready: r.MergeReady, Blockers: r.MergeBlockers}, nil
 }
 
 // Accept implements backend.Store.
