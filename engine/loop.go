@@ -509,12 +509,14 @@ func newProgressReporter(r *run, turn int) *progressReporter {
 	return &progressReporter{r: r, turn: turn, start: now, last: now}
 }
 
-func (p *progressReporter) report(tokens int) {
+func (p *progressReporter) report(pr provider.Progress) {
 	now := p.r.l.now()
 	if now.Sub(p.last) < time.Second {
 		return
 	}
 	p.last = now
-	rate := float64(tokens) / now.Sub(p.start).Seconds()
-	p.r.write(transcript.ModelProgress{Turn: p.turn, Tokens: tokens, TokensPerS: transcript.Float(float64(int(rate*10)) / 10)})
+	rate := float64(pr.Tokens) / now.Sub(p.start).Seconds()
+	p.r.write(transcript.ModelProgress{
+		Turn: p.turn, Tokens: pr.Tokens, TokensPerS: transcript.Float(float64(int(rate*10)) / 10), Tail: pr.Tail.String(),
+	})
 }

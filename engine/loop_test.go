@@ -38,6 +38,8 @@ func (f *fakeProvider) Chat(ctx context.Context, req provider.Request) (provider
 		return provider.Response{}, v
 	case func(context.Context) (provider.Response, error):
 		return v(ctx)
+	case func(provider.Request) (provider.Response, error):
+		return v(req)
 	default:
 		return v.(provider.Response), nil
 	}
@@ -470,5 +472,37 @@ func TestLongAssistantTextCappedInTranscriptOnly(t *testing.T) {
 	}
 	if len([]rune(*out.LastAssistantText)) != 2000 {
 		t.Fatalf("last assistant text %d runes", len([]rune(*out.LastAssistantText)))
+	}
+}
+
+// A streamed reply's progress reaches the transcript at most once a
+// second, with the end of what the model has written so far.
+func TestProgressCarriesTheStreamTail(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	stream := func(req provider.Request) (provider.Response, error) {
+		var tail provider.Tail
+		for i, chunk := range []string{"Let me read ", "a.txt ", "first."} {
+			tail.Add(chunk)
+			now = now.Add(600 * time.Millisecond)
+			req.OnProgress(provider.Progress{Tokens: 3 * (i + 1), Tail: &tail})
+		}
+		return text("done: read it"), nil
+	}
+	h := newHarness(stream)
+	h.loop.Now = func() time.Time { return now }
+	if out := h.run(t); out.Status != transcript.StatusCompleted {
+		t.Fatalf("%+v", out)
+	}
+	var progress []transcript.ModelProgress
+	for _, ev := range h.ev.list {
+		if p, ok := ev.(transcript.ModelProgress); ok {
+			progress = append(progress, p)
+		}
+	}
+	// At 0.6 s nothing (under a second), at 1.2 s the first, at 1.8 s
+	// nothing again.
+	if len(progress) != 1 || progress[0].Tokens != 6 || progress[0].Tail != "Let me read a.txt " {
+		t.Fatalf("progress %+v", progress)
 	}
 }

@@ -30,7 +30,7 @@ type prefetch struct {
 	mu sync.Mutex
 	// onProgress, once Run took the request, is the turn's progress
 	// reporter; until then progress is not reported.
-	onProgress func(tokens int)
+	onProgress func(provider.Progress)
 }
 
 // Prefetch sends the request Run's first turn would send for system and
@@ -71,7 +71,7 @@ func (l *Loop) Discard() {
 }
 
 // request is the model request for msgs.
-func (l *Loop) request(msgs []provider.Message, onProgress func(int)) provider.Request {
+func (l *Loop) request(msgs []provider.Message, onProgress func(provider.Progress)) provider.Request {
 	return provider.Request{
 		Model:       l.Model,
 		Messages:    append([]provider.Message(nil), msgs...),
@@ -103,16 +103,16 @@ func (l *Loop) take(msgs []provider.Message) *prefetch {
 }
 
 // progress is the prefetched request's OnProgress.
-func (pf *prefetch) progress(tokens int) {
+func (pf *prefetch) progress(p provider.Progress) {
 	pf.mu.Lock()
 	defer pf.mu.Unlock()
 	if pf.onProgress != nil {
-		pf.onProgress(tokens)
+		pf.onProgress(p)
 	}
 }
 
 // attach routes the request's progress to report from now on.
-func (pf *prefetch) attach(report func(int)) {
+func (pf *prefetch) attach(report func(provider.Progress)) {
 	pf.mu.Lock()
 	defer pf.mu.Unlock()
 	pf.onProgress = report

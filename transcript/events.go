@@ -186,6 +186,10 @@ type ModelProgress struct {
 	Turn       int   `json:"turn"`
 	Tokens     int   `json:"tokens"`
 	TokensPerS Float `json:"tokens_per_s"`
+	// Tail is the end of what the reply has generated so far (text,
+	// reasoning, tool-call arguments; at most 240 bytes), so a supervisor
+	// watches the model write. Worker text: render it inert.
+	Tail string `json:"tail,omitempty"`
 }
 
 // EventName implements [Event].

@@ -35,9 +35,8 @@ type Request struct {
 	// Stream asks for a streamed reply where the server supports it.
 	Stream bool
 	// OnProgress, when set, is called while a streamed reply arrives with
-	// the number of completion tokens received so far (estimated when the
-	// server does not count). Calls come from the goroutine running Chat.
-	OnProgress func(tokens int)
+	// how far it has come. Calls come from the goroutine running Chat.
+	OnProgress func(Progress)
 }
 
 // Role of a message.

@@ -97,7 +97,7 @@ type Entry struct {
 	Args string
 	// Text: an assistant's text, a tool result, a block's reason, a
 	// nudge's kind, a reset's reason, a problem, a run_end's error or
-	// final text.
+	// final text, the end of a streaming reply's text so far.
 	Text  string
 	Calls []Call
 	Usage transcript.Usage
@@ -159,6 +159,7 @@ func FromLine(l transcript.Line) Entry {
 		e.Turn = ev.Turn
 		e.Tokens = ev.Tokens
 		e.TokensPerS = float64(ev.TokensPerS)
+		e.Text = ev.Tail
 	case transcript.Assistant:
 		e.Kind = KindAssistant
 		e.Text = ev.Text

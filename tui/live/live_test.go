@@ -70,3 +70,29 @@ func TestReadEntryReadsALineWhole(t *testing.T) {
 		t.Fatal("read a line that is not there")
 	}
 }
+
+// A streaming reply's tail is kept while it streams and dropped when the
+// reply arrives, the next request goes out, or the run ends.
+func TestStreamTailLastsWhileTheReplyStreams(t *testing.T) {
+	var s State
+	s.Apply(Entry{Kind: KindModelRequest, Turn: 1})
+	s.Apply(Entry{Kind: KindProgress, Tokens: 10, Text: "Let me read"})
+	s.Apply(Entry{Kind: KindProgress, Tokens: 12}) // a server that sends no tail keeps the last
+	if !s.Streaming || s.StreamTail != "Let me read" {
+		t.Fatalf("streaming %v, tail %q", s.Streaming, s.StreamTail)
+	}
+	s.Apply(Entry{Kind: KindAssistant, Text: "Let me read a.txt"})
+	if s.StreamTail != "" {
+		t.Fatalf("the reply arrived, the tail stayed: %q", s.StreamTail)
+	}
+	s.Apply(Entry{Kind: KindProgress, Text: "next"})
+	s.Apply(Entry{Kind: KindModelRequest, Turn: 2})
+	if s.StreamTail != "" {
+		t.Fatalf("a new request kept the old tail: %q", s.StreamTail)
+	}
+	s.Apply(Entry{Kind: KindProgress, Text: "last"})
+	s.Apply(Entry{Kind: KindRunEnd, Status: "interrupted"})
+	if s.StreamTail != "" {
+		t.Fatalf("the run ended, the tail stayed: %q", s.StreamTail)
+	}
+}

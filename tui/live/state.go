@@ -25,6 +25,9 @@ type State struct {
 	Streaming    bool
 	StreamTokens int
 	TokensPerS   float64
+	// StreamTail is the end of what the pending reply has written so far
+	// (worker text, raw: render it through termsafe).
+	StreamTail string
 	// LastTool is the latest tool call ("bash: go test ./..."), with its
 	// outcome once it has one.
 	LastTool    string
@@ -51,6 +54,9 @@ func (s *State) Apply(e Entry) {
 		s.Streaming = true
 		s.StreamTokens = e.Tokens
 		s.TokensPerS = e.TokensPerS
+		if e.Text != "" {
+			s.StreamTail = e.Text
+		}
 		return
 	case KindRunStart:
 		if e.Start != nil {
@@ -64,12 +70,14 @@ func (s *State) Apply(e Entry) {
 		s.Streaming = false
 		s.StreamTokens = 0
 		s.TokensPerS = 0
+		s.StreamTail = ""
 		if e.EstPrompt > 0 {
 			s.Prompt = e.EstPrompt
 		}
 	case KindAssistant:
 		s.Waiting = false
 		s.Streaming = false
+		s.StreamTail = ""
 		s.Usage.PromptTokens += e.Usage.PromptTokens
 		s.Usage.CompletionTokens += e.Usage.CompletionTokens
 		if e.Usage.PromptTokens > 0 {
@@ -89,6 +97,7 @@ func (s *State) Apply(e Entry) {
 		s.Ended = true
 		s.Waiting = false
 		s.Streaming = false
+		s.StreamTail = ""
 		s.Status = e.Status
 		if e.Turn > 0 {
 			s.Turn = e.Turn

@@ -52,14 +52,15 @@ func (m Model) View(it *runinfo.Item, now time.Time) string {
 	if it == nil {
 		body = fit.Block(m.styles.Muted.Render(fmt.Sprintf(" %d  free", m.index+1)), iw, ih)
 	} else {
-		body = fit.Lines(Lines(m.styles, *it, iw, ih, now, m.index), iw, ih)
+		body = fit.Lines(Lines(m.styles, *it, iw, ih, now, m.index, m.focused), iw, ih)
 	}
 	return box.Width(m.width).Height(m.height).Render(body)
 }
 
 // Lines renders an item into at most h lines of width w: three header
-// lines, then the transcript's tail.
-func Lines(s *theme.Styles, it runinfo.Item, w, h int, now time.Time, index int) []string {
+// lines, then the transcript's tail; in the focused pane, while a reply
+// streams, its last words below that.
+func Lines(s *theme.Styles, it runinfo.Item, w, h int, now time.Time, index int, focused bool) []string {
 	sep := s.Muted.Render(" " + theme.GlyphSep + " ")
 	title := fmt.Sprintf("%d %s %s", index+1, it.Glyph(s), it.StatusStyle(s).Render(it.StatusText()))
 	if repo := it.Repo(); repo != "" {
@@ -91,7 +92,33 @@ func Lines(s *theme.Styles, it runinfo.Item, w, h int, now time.Time, index int)
 		}
 		return lines
 	}
-	return append(lines, Tail(s, it.State.Entries, w, tailH)...)
+	var writing []string
+	if focused && it.Run.Live() && it.State.Streaming && it.State.StreamTail != "" && tailH >= 4 {
+		writing = StreamTail(s, it.State.StreamTail, w, 2)
+		tailH -= len(writing)
+	}
+	return append(append(lines, Tail(s, it.State.Entries, w, tailH)...), writing...)
+}
+
+// StreamTail renders the end of a reply being written in at most n lines
+// of width w: its last words, terminal-safe, ending where the model is.
+func StreamTail(s *theme.Styles, tail string, w, n int) []string {
+	text := strings.Join(strings.Fields(termsafe.String(tail)), " ")
+	if text == "" || w < 4 || n <= 0 {
+		return nil
+	}
+	// The ellipsis says the model wrote more before what is shown (the
+	// tail is only the end of the reply).
+	all := fit.Wrap(text, w-3)
+	if len(all) > n {
+		all = all[len(all)-n:]
+	}
+	all[0] = theme.GlyphEllipsis + all[0]
+	out := make([]string, len(all))
+	for i, l := range all {
+		out[i] = s.Muted.Render(prefix(i, theme.GlyphSay) + fit.Cut(l, w-2))
+	}
+	return out
 }
 
 // Tail renders the newest entries that fit in h lines of width w, oldest

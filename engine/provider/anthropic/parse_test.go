@@ -15,11 +15,13 @@ func TestStreamedText(t *testing.T) {
 	api, p, _ := serve(t, reply{file: "text.sse"})
 	var mu sync.Mutex
 	var progress []int
+	var tail string
 	req := ask(true)
-	req.OnProgress = func(n int) {
+	req.OnProgress = func(pr provider.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
-		progress = append(progress, n)
+		progress = append(progress, pr.Tokens)
+		tail = pr.Tail.String()
 	}
 	resp, err := p.Chat(t.Context(), req)
 	if err != nil {
@@ -36,6 +38,9 @@ func TestStreamedText(t *testing.T) {
 	defer mu.Unlock()
 	if len(progress) < 2 || progress[len(progress)-1] != 15 {
 		t.Errorf("progress %v: want estimates while the text arrives, then the server's count", progress)
+	}
+	if tail != resp.Text {
+		t.Errorf("the last progress's tail %q, want the whole (short) text %q", tail, resp.Text)
 	}
 }
 

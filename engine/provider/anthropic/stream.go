@@ -20,7 +20,7 @@ import (
 // input that is not valid JSON with {}: a call cut off at max_tokens or
 // sent with broken JSON must reach the engine as what it is.
 func (p *Provider) chatStream(ctx context.Context, target string, params sdk.MessageNewParams,
-	onProgress func(int), opts []option.RequestOption,
+	onProgress func(provider.Progress), opts []option.RequestOption,
 ) (provider.Response, error) {
 	stream := p.client.Messages.NewStreaming(ctx, params, opts...)
 	defer func() { _ = stream.Close() }()
@@ -29,7 +29,7 @@ func (p *Provider) chatStream(ctx context.Context, target string, params sdk.Mes
 	for stream.Next() {
 		events++
 		if asm.add(stream.Current()) && onProgress != nil {
-			onProgress(asm.tokens())
+			onProgress(provider.Progress{Tokens: asm.tokens(), Tail: &asm.tail})
 		}
 	}
 	if err := stream.Err(); err != nil {
@@ -61,6 +61,8 @@ type assembler struct {
 	// chars counts the characters generated so far, for the progress
 	// estimate.
 	chars int
+	// tail is the end of what was generated so far, for a live view.
+	tail provider.Tail
 }
 
 // block is one content block being assembled.
@@ -95,12 +97,15 @@ func (a *assembler) add(ev sdk.MessageStreamEventUnion) bool {
 		switch ev.Delta.Type {
 		case "text_delta":
 			b.text.WriteString(ev.Delta.Text)
+			a.tail.Add(ev.Delta.Text)
 			a.chars += utf8.RuneCountInString(ev.Delta.Text)
 		case "input_json_delta":
 			b.partial.WriteString(ev.Delta.PartialJSON)
 			b.hasDeltas = true
+			a.tail.Add(ev.Delta.PartialJSON)
 			a.chars += utf8.RuneCountInString(ev.Delta.PartialJSON)
 		case "thinking_delta":
+			a.tail.Add(ev.Delta.Thinking)
 			a.chars += utf8.RuneCountInString(ev.Delta.Thinking)
 		default:
 			return false

@@ -21,6 +21,8 @@ type assembler struct {
 	// sawChoice records a chunk with a choice: a stream without one is a
 	// reply of the wrong shape.
 	sawChoice bool
+	// tail is the end of what was generated so far, for a live view.
+	tail provider.Tail
 	// chars counts the characters generated so far (content, reasoning and
 	// arguments), for the progress estimate.
 	chars int
@@ -78,11 +80,13 @@ func (a *assembler) add(chunk map[string]any) bool {
 	a.sawChoice = true
 	if s, ok := delta["content"].(string); ok && s != "" {
 		a.text.WriteString(s)
+		a.tail.Add(s)
 		a.chars += utf8.RuneCountInString(s)
 		changed = true
 	}
 	for _, key := range []string{"reasoning_content", "reasoning"} {
 		if s, ok := delta[key].(string); ok && s != "" {
+			a.tail.Add(s)
 			a.chars += utf8.RuneCountInString(s)
 			changed = true
 		}
@@ -138,6 +142,7 @@ func (a *assembler) addCall(d any) {
 	case string:
 		pc.args.WriteString(args)
 		pc.hasArgs = true
+		a.tail.Add(args)
 		a.chars += utf8.RuneCountInString(args)
 	default:
 		pc.argsValue = args

@@ -47,7 +47,7 @@ func (p *Provider) chatStream(ctx context.Context, target string, req provider.R
 }
 
 // readStream reads events until the stream ends.
-func (p *Provider) readStream(ctx context.Context, events *sseReader, target string, onProgress func(int)) (provider.Response, error) {
+func (p *Provider) readStream(ctx context.Context, events *sseReader, target string, onProgress func(provider.Progress)) (provider.Response, error) {
 	asm := newAssembler()
 	for {
 		ev, err := events.next()
@@ -74,7 +74,7 @@ func (p *Provider) readStream(ctx context.Context, events *sseReader, target str
 			return provider.Response{}, streamFailure(target, v, ev.data)
 		}
 		if chunk != nil && asm.add(chunk) && onProgress != nil {
-			onProgress(asm.tokens())
+			onProgress(provider.Progress{Tokens: asm.tokens(), Tail: &asm.tail})
 		}
 	}
 	if !asm.sawChoice {

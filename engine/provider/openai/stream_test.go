@@ -184,11 +184,13 @@ func TestProgressIsReportedWhileStreaming(t *testing.T) {
 	_, p, _ := serve(t, scripted.Script{Turns: []scripted.Turn{{Text: text}}})
 	var mu sync.Mutex
 	var seen []int
+	var tails []string
 	req := streamed()
-	req.OnProgress = func(tokens int) {
+	req.OnProgress = func(pr provider.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
-		seen = append(seen, tokens)
+		seen = append(seen, pr.Tokens)
+		tails = append(tails, pr.Tail.String())
 	}
 	if _, err := p.Chat(t.Context(), req); err != nil {
 		t.Fatal(err)
@@ -207,6 +209,14 @@ func TestProgressIsReportedWhileStreaming(t *testing.T) {
 	// the estimate is four characters to the token.
 	if seen[len(seen)-2] != 100 || seen[len(seen)-1] != 101 {
 		t.Fatalf("progress = %v", seen)
+	}
+	// The tail is the end of the text so far: growing at first, then the
+	// last TailBytes of it.
+	if tails[0] == "" || !strings.HasPrefix(text, tails[0]) {
+		t.Fatalf("first tail %q", tails[0])
+	}
+	if last := tails[len(tails)-1]; len(last) != provider.TailBytes || !strings.HasSuffix(text, last) {
+		t.Fatalf("last tail %q (%d bytes)", last, len(last))
 	}
 }
 
