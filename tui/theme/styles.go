@@ -124,12 +124,74 @@ func New(mode Mode) *Styles {
 	s.DiffHunk = fg(p.DiffHunk)
 	s.DiffMeta = fg(p.Muted)
 	s.DiffFile = fg(p.Primary).Bold(true)
-	s.LineNo = fg(p.Subtle)
-	s.Help = help.DefaultStyles(mode == Dark)
-	s.Help.ShortKey = fg(p.Primary)
-	s.Help.FullKey = fg(p.Primary)
-	s.Input = textinput.DefaultStyles(mode == Dark)
-	s.Area = textarea.DefaultStyles(mode == Dark)
+	// Line numbers are text, so they take Muted: Subtle is for borders.
+	s.LineNo = fg(p.Muted)
+	s.Help = helpStyles(p)
+	s.Input = inputStyles(p, mode == Dark)
+	s.Area = areaStyles(p, mode == Dark)
+	return s
+}
+
+// helpStyles colours the help bar from the palette rather than bubbles'
+// fixed greys, which are too faint to read on a white terminal.
+func helpStyles(p Palette) help.Styles {
+	key := lipgloss.NewStyle().Foreground(p.Primary)
+	desc := lipgloss.NewStyle().Foreground(p.Muted)
+	sep := lipgloss.NewStyle().Foreground(p.Subtle)
+	return help.Styles{
+		Ellipsis:       desc, // it tells that keys are left out: text
+		ShortKey:       key,
+		ShortDesc:      desc,
+		ShortSeparator: sep,
+		FullKey:        key,
+		FullDesc:       desc,
+		FullSeparator:  sep,
+	}
+}
+
+// inputStyles colours a text input from the palette; the cursor's shape
+// and blinking stay bubbles' own.
+func inputStyles(p Palette, dark bool) textinput.Styles {
+	fg := func(c color.Color) lipgloss.Style { return lipgloss.NewStyle().Foreground(c) }
+	s := textinput.DefaultStyles(dark)
+	s.Focused = textinput.StyleState{
+		Text: fg(p.Text), Placeholder: fg(p.Muted), Suggestion: fg(p.Muted), Prompt: fg(p.Primary),
+	}
+	s.Blurred = textinput.StyleState{
+		Text: fg(p.Muted), Placeholder: fg(p.Muted), Suggestion: fg(p.Muted), Prompt: fg(p.Muted),
+	}
+	s.Cursor.Color = p.Text
+	return s
+}
+
+// areaStyles colours a text area from the palette. The cursor line has no
+// background of its own: the cursor marks it.
+func areaStyles(p Palette, dark bool) textarea.Styles {
+	fg := func(c color.Color) lipgloss.Style { return lipgloss.NewStyle().Foreground(c) }
+	s := textarea.DefaultStyles(dark)
+	s.Focused = textarea.StyleState{
+		Base:             lipgloss.NewStyle(),
+		Text:             fg(p.Text),
+		LineNumber:       fg(p.Muted),
+		CursorLineNumber: fg(p.Text),
+		CursorLine:       fg(p.Text),
+		EndOfBuffer:      fg(p.Muted),
+		Placeholder:      fg(p.Muted),
+		Prompt:           fg(p.Primary),
+		Selection:        fg(p.Text).Background(p.Highlight),
+	}
+	s.Blurred = textarea.StyleState{
+		Base:             lipgloss.NewStyle(),
+		Text:             fg(p.Muted),
+		LineNumber:       fg(p.Muted),
+		CursorLineNumber: fg(p.Muted),
+		CursorLine:       fg(p.Muted),
+		EndOfBuffer:      fg(p.Muted),
+		Placeholder:      fg(p.Muted),
+		Prompt:           fg(p.Muted),
+		Selection:        fg(p.Muted).Background(p.Highlight),
+	}
+	s.Cursor.Color = p.Text
 	return s
 }
 

@@ -72,11 +72,24 @@ const (
 )
 
 // Palette holds the semantic colour tokens.
+//
+// Every token that colours text keeps a contrast ratio of at least 4.5:1
+// (WCAG 2.x, level AA) against the background it is drawn on, and Subtle,
+// which colours only borders and separators, at least 3:1 (WCAG's rule for
+// non-text UI). The package's tests hold every colour of the built Styles
+// to it.
 type Palette struct {
+	// Background is the terminal background the palette is designed
+	// against: pure black for dark terminals, white for light ones. It is
+	// never painted (the terminal's own shows through); it is what the
+	// contrast rule is measured on, along with an off-black (#1E1E1E) and
+	// an off-white (#FAFAFA) that many terminal colour schemes use.
+	Background color.Color
+
 	Primary   color.Color // titles, the focused border, keys in the help bar
 	Text      color.Color // ordinary text
-	Muted     color.Color // secondary text
-	Subtle    color.Color // borders, separators
+	Muted     color.Color // secondary text: descriptions, line numbers, placeholders
+	Subtle    color.Color // borders and separators, never text
 	OK        color.Color
 	Warn      color.Color
 	Error     color.Color
@@ -92,10 +105,13 @@ type Palette struct {
 // DarkPalette is the palette for dark terminals.
 func DarkPalette() Palette {
 	return Palette{
-		Primary:   lipgloss.Color("#8FA8FF"),
-		Text:      lipgloss.Color("#DADADA"),
-		Muted:     lipgloss.Color("#8A8A8A"),
-		Subtle:    lipgloss.Color("#4E4E4E"),
+		Background: lipgloss.Color("#000000"),
+		Primary:    lipgloss.Color("#8FA8FF"),
+		Text:       lipgloss.Color("#DADADA"),
+		// Muted is as light as it is so it still reads on Highlight, where
+		// SelectedDim draws it.
+		Muted:     lipgloss.Color("#A3A3A3"),
+		Subtle:    lipgloss.Color("#6C6C6C"),
 		OK:        lipgloss.Color("#5FD787"),
 		Warn:      lipgloss.Color("#FFD75F"),
 		Error:     lipgloss.Color("#FF6B6B"),
@@ -112,10 +128,13 @@ func DarkPalette() Palette {
 // LightPalette is the palette for light terminals.
 func LightPalette() Palette {
 	return Palette{
-		Primary:   lipgloss.Color("#3050C0"),
-		Text:      lipgloss.Color("#262626"),
-		Muted:     lipgloss.Color("#6C6C6C"),
-		Subtle:    lipgloss.Color("#B2B2B2"),
+		Background: lipgloss.Color("#FFFFFF"),
+		Primary:    lipgloss.Color("#3050C0"),
+		Text:       lipgloss.Color("#262626"),
+		// Muted is as dark as it is so it still reads on Highlight, where
+		// SelectedDim draws it.
+		Muted:     lipgloss.Color("#626262"),
+		Subtle:    lipgloss.Color("#909090"),
 		OK:        lipgloss.Color("#008700"),
 		Warn:      lipgloss.Color("#AF5F00"),
 		Error:     lipgloss.Color("#D70000"),
