@@ -103,3 +103,48 @@ func cellIndex(s, sub string) int {
 	}
 	return ansi.StringWidth(s[:i])
 }
+
+// The cursor row stays on screen at the bottom of a long list, whether
+// the rows are grouped or ranked, with the column names or without: the
+// scrolling counts headings only where they are drawn, and the header row.
+func TestCursorRowStaysOnScreen(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		zoomed bool
+		query  string
+	}{
+		{"grouped", false, ""},
+		{"grouped zoomed", true, ""},
+		{"ranked", false, "bug"},
+		{"ranked zoomed", true, "bug"},
+		{"field terms zoomed", true, "is:review"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := newList(t, 100, 12)
+			m.SetItems(items(manyRuns(100)...))
+			m.SetZoomed(tc.zoomed)
+			if tc.query != "" {
+				m = press(t, typeText(t, press(t, m, "/"), tc.query), "enter")
+			}
+			for _, keys := range [][]string{{"G"}, {"k", "k", "k"}, {"g"}, {"j", "j", "j", "j", "j", "j", "j", "j", "j", "j", "j"}} {
+				m = press(t, m, keys...)
+				it, _ := m.Selected()
+				out := ansi.Strip(m.View(t0))
+				cursor := ""
+				for l := range strings.SplitSeq(out, "\n") {
+					if strings.HasPrefix(l, theme.GlyphCursor) {
+						cursor = l
+					}
+				}
+				if !strings.Contains(cursor, it.Task()+" ") {
+					t.Fatalf("after %v the cursor row (%s) is not on screen:\n%s", keys, it.Task(), out)
+				}
+				if n := strings.Count(out, "\n") + 1; n != 12 {
+					t.Fatalf("%d lines", n)
+				}
+			}
+		})
+	}
+}
