@@ -1,7 +1,6 @@
 package runlist
 
 import (
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -74,39 +73,50 @@ const (
 // score says whether the row matches q and, when it does, how well: the
 // higher, the nearer the top. Every term must match as before; the score
 // adds, for each free word, its best match (see the tiers and grades),
-// then the phrase bonus.
+// then the phrase bonus. It runs for every row on every keystroke and
+// every change of the root, so it reads the other fields only for a word
+// the task lacks.
 func (q query) score(it runinfo.Item) (int, bool) {
-	if !all(q.repo, strings.ToLower(it.Run.Repo+" "+it.Repo())) {
+	if len(q.repo) > 0 && !all(q.repo, strings.ToLower(it.Run.Repo+" "+it.Repo())) {
 		return 0, false
 	}
-	if !all(q.model, strings.ToLower(it.Model())) {
+	if len(q.model) > 0 && !all(q.model, strings.ToLower(it.Model())) {
 		return 0, false
 	}
-	status := strings.ToLower(it.StatusText() + " " + string(it.Run.Status) + " " + it.Phase().String() + " " + string(it.Run.Verdict))
-	if !all(q.status, status) {
-		return 0, false
+	var others []string // repo, model, status: read when first needed
+	if len(q.status) > 0 {
+		others = otherFields(it)
+		if !all(q.status, others[2]) {
+			return 0, false
+		}
 	}
 	if len(q.words) == 0 {
 		return 0, true
 	}
 	task := strings.ToLower(it.Task())
-	others := [...]string{strings.ToLower(it.Repo()), strings.ToLower(it.Model()), status}
-	key := strings.ToLower(it.Key)
-	total := 0
+	total, allInTask := 0, true
+	var key string
 	for _, w := range q.words {
-		best := 0
 		if g := grade(task, w); g > 0 {
-			best = tierTask + g
-		} else {
-			for _, f := range others {
-				if g := grade(f, w); g > 0 {
-					best = max(best, tierOther+g)
-				}
+			total += tierTask + g
+			continue
+		}
+		allInTask = false
+		if others == nil {
+			others = otherFields(it)
+		}
+		best := 0
+		for _, f := range others {
+			if g := grade(f, w); g > 0 {
+				best = max(best, tierOther+g)
 			}
-			if best == 0 {
-				if g := grade(key, w); g > 0 {
-					best = tierKey + g
-				}
+		}
+		if best == 0 {
+			if key == "" {
+				key = strings.ToLower(it.Key)
+			}
+			if g := grade(key, w); g > 0 {
+				best = tierKey + g
 			}
 		}
 		if best == 0 {
@@ -114,7 +124,19 @@ func (q query) score(it runinfo.Item) (int, bool) {
 		}
 		total += best
 	}
-	return total + phrase(task, q.words), true
+	if allInTask {
+		// Side by side in the task implies each in the task.
+		total += phrase(task, q.words)
+	}
+	return total, true
+}
+
+// otherFields are the row's repo, model and status texts, lower case (the
+// status in every form a filter may name it: the word shown, the
+// recorded status, the group, the verdict).
+func otherFields(it runinfo.Item) []string {
+	status := strings.ToLower(it.StatusText() + " " + string(it.Run.Status) + " " + it.Phase().String() + " " + string(it.Run.Verdict))
+	return []string{strings.ToLower(it.Repo()), strings.ToLower(it.Model()), status}
 }
 
 // grade is how well w occurs in text: 0 when it does not, else the best
@@ -172,37 +194,28 @@ func endsWord(text string, j int, w string) bool {
 
 func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// tokens splits s into its words (runs of letters and digits).
-func tokens(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return !wordRune(r) })
+// words is s with every run of separators made one space, trimmed:
+// "Fix: bug #3" is "fix bug 3" (for lower-case s).
+func words(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return !wordRune(r) }), " ")
 }
 
-// phrase is the bonus for the words' tokens standing next to each other,
-// in order, among the task's: phraseWhole when the last matches a whole
-// word, phrasePrefix when only the start of one; 0 for a single token.
-func phrase(task string, words []string) int {
-	var want []string
-	for _, w := range words {
-		want = append(want, tokens(w)...)
-	}
-	if len(want) < 2 {
+// phrase is the bonus for the words standing next to each other, in
+// order, in the task ("bug 3" in "fix bug 3 in the parser", separators
+// aside): phraseWhole when the last ends a word there, phrasePrefix when it
+// only starts one ("fix bug 31"); 0 when they are apart or are one word.
+func phrase(task string, ws []string) int {
+	want := words(strings.Join(ws, " "))
+	if !strings.Contains(want, " ") {
 		return 0
 	}
-	have := tokens(task)
-	best := 0
-	last := len(want) - 1
-	for i := 0; i+len(want) <= len(have); i++ {
-		if !slices.Equal(have[i:i+last], want[:last]) {
-			continue
-		}
-		switch {
-		case have[i+last] == want[last]:
-			return phraseWhole
-		case strings.HasPrefix(have[i+last], want[last]):
-			best = phrasePrefix
-		}
+	switch grade(words(task), want) {
+	case gradeWhole:
+		return phraseWhole
+	case gradePrefix:
+		return phrasePrefix
 	}
-	return best
+	return 0
 }
 
 func all(terms []string, in string) bool {
