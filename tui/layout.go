@@ -85,6 +85,7 @@ func (m *Model) layout() {
 	m.help.SetWidth(m.width)
 	w, h := m.bodySize()
 	list, panes, _ := m.dashboardRects()
+	m.list.SetZoomed(m.zoom && m.focusPane < 0)
 	m.list.SetSize(list.w, list.h)
 	for i := range m.paneViews {
 		m.paneViews[i].SetSize(panes[i].w, panes[i].h)

@@ -3,6 +3,12 @@
 // queued, dead, finished) and newest first within a group, with a filter
 // (`/`) over repo, model, status and text. It draws only the rows that fit,
 // so ten thousand runs cost what twenty do.
+//
+// The filter's free words rank the rows they keep, best match on top (see
+// filter.go); the ranked list drops the group headings, whose groups would
+// interleave. The cursor follows the top row (the newest run, or the best
+// match) until the user moves it; from then on it stays on the run the user
+// chose, wherever rows arriving put it.
 package runlist
 
 import (
@@ -34,16 +40,26 @@ type Model struct {
 	keys   *keys.Runs
 
 	items   []runinfo.Item        // sorted: group, then newest first
-	visible []int                 // indices into items that pass the filter
+	visible []int                 // indices into items that pass the filter, in the order shown
+	ranked  bool                  // visible is in the filter's rank order: no group headings
 	cursor  int                   // index into visible
 	groups  map[backend.Phase]int // visible rows per group
 	offset  int                   // first visible row drawn (rows, not lines)
+	// chosen says the user put the cursor on its run; until then it
+	// follows the top row, however the rows arrive (the store lists a
+	// large root in batches, in no useful order).
+	chosen bool
+
+	// scores is refilter's scratch space (kept to save an allocation
+	// per rebuild of a long list).
+	scores []int
 
 	filter    textinput.Model
 	filtering bool
 
 	width, height int
 	focused       bool
+	zoomed        bool // the list has the whole body: it names its columns
 	launchKey     string
 }
 
@@ -70,16 +86,26 @@ func (m *Model) SetFocused(f bool) { m.focused = f }
 // Filtering reports whether the filter box has the keys.
 func (m Model) Filtering() bool { return m.filtering }
 
+// SetZoomed says whether the list has the whole body (then it draws a
+// header row naming its columns).
+func (m *Model) SetZoomed(z bool) {
+	m.zoomed = z
+	m.clampOffset()
+}
+
 // SetItems replaces the rows with items, which it sorts in place and
-// keeps; the cursor stays on the same run.
+// keeps. The cursor stays on the run the user chose; until the user
+// chooses one it stays on the top row.
 func (m *Model) SetItems(items []runinfo.Item) {
 	sel, hadSel := m.Selected()
 	sortItems(items)
 	m.items = items
 	m.refilter()
-	if hadSel {
-		m.SelectKey(sel.Key)
+	if m.chosen && hadSel {
+		m.selectKey(sel.Key)
+		return
 	}
+	m.top()
 }
 
 // Len is the number of rows after filtering.
@@ -96,9 +122,25 @@ func (m Model) Selected() (runinfo.Item, bool) {
 	return m.items[m.visible[m.cursor]], true
 }
 
-// SelectKey moves the cursor to the row with key; false if it is not
-// shown.
+// SelectKey moves the cursor to the row with key, which it then keeps as
+// rows come and go; false if it is not shown.
 func (m *Model) SelectKey(k string) bool {
+	ok := m.selectKey(k)
+	if ok {
+		m.chosen = true
+	}
+	return ok
+}
+
+// top puts the cursor on the top row, which it follows until the user
+// moves it.
+func (m *Model) top() {
+	m.cursor = 0
+	m.chosen = false
+	m.clampOffset()
+}
+
+func (m *Model) selectKey(k string) bool {
 	for i, idx := range m.visible {
 		if m.items[idx].Key == k {
 			m.cursor = i
@@ -167,19 +209,27 @@ func sortItems(items []runinfo.Item) {
 	}
 }
 
-// refilter recomputes the visible rows.
+// refilter recomputes the visible rows: with free words in the filter,
+// best match first, ties in the list's order.
 func (m *Model) refilter() {
 	m.visible = m.visible[:0]
+	m.ranked = false
 	if v := m.filter.Value(); strings.TrimSpace(v) == "" {
 		for i := range m.items {
 			m.visible = append(m.visible, i)
 		}
 	} else {
 		q := parseQuery(v)
+		m.scores = m.scores[:0]
 		for i, it := range m.items {
-			if q.match(it) {
+			if sc, ok := q.score(it); ok {
 				m.visible = append(m.visible, i)
+				m.scores = append(m.scores, sc)
 			}
+		}
+		if q.ranks() {
+			m.ranked = true
+			rankRows(m.visible, m.scores)
 		}
 	}
 	m.groups = map[backend.Phase]int{}
@@ -202,8 +252,9 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			case "esc":
 				m.filtering = false
 				m.filter.Blur()
-				m.filter.SetValue("")
-				m.refilter()
+				if m.filter.Value() != "" {
+					m.clearFilter()
+				}
 				return m, nil
 			}
 		}
@@ -211,8 +262,9 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		before := m.filter.Value()
 		m.filter, cmd = m.filter.Update(msg)
 		if m.filter.Value() != before {
-			m.cursor = 0
+			// A new query: the cursor goes to the best match.
 			m.refilter()
+			m.top()
 		}
 		return m, cmd
 	}
@@ -227,9 +279,11 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.move(1)
 	case key.Matches(k, m.keys.Top):
 		m.cursor = 0
+		m.chosen = true
 		m.clampOffset()
 	case key.Matches(k, m.keys.Bottom):
 		m.cursor = max(0, len(m.visible)-1)
+		m.chosen = true
 		m.clampOffset()
 	case key.Matches(k, m.keys.Filter):
 		m.filtering = true
@@ -243,9 +297,21 @@ func (m *Model) ClearFilter() bool {
 	if m.filter.Value() == "" {
 		return false
 	}
+	m.clearFilter()
+	return true
+}
+
+// clearFilter drops the filter, keeping the cursor on the run it was on:
+// the filter was how the user found it. With none, the cursor goes back
+// to the top.
+func (m *Model) clearFilter() {
+	sel, ok := m.Selected()
 	m.filter.SetValue("")
 	m.refilter()
-	return true
+	if ok && m.SelectKey(sel.Key) {
+		return
+	}
+	m.top()
 }
 
 // FilterText is the filter's text.
@@ -253,6 +319,7 @@ func (m Model) FilterText() string { return m.filter.Value() }
 
 func (m *Model) move(d int) {
 	m.cursor = max(0, min(len(m.visible)-1, m.cursor+d))
+	m.chosen = true
 	m.clampOffset()
 }
 
@@ -261,6 +328,9 @@ func (m Model) rowsHeight() int {
 	h := m.height - 1 // the title line
 	if m.filtering || m.filter.Value() != "" {
 		h--
+	}
+	if m.zoomed {
+		h-- // the column names
 	}
 	return max(0, h)
 }
@@ -279,10 +349,13 @@ func (m *Model) clampOffset() {
 	// (headings take lines too): never more than a screen of rows, however
 	// long the list.
 	lowest := m.cursor
-	lines := 2 // the cursor row and its heading, at worst
+	lines := 1 // the cursor row
+	if !m.ranked {
+		lines++ // and its heading, at worst
+	}
 	for lowest > m.offset {
 		add := 1
-		if m.phaseAt(lowest) != m.phaseAt(lowest-1) {
+		if !m.ranked && m.phaseAt(lowest) != m.phaseAt(lowest-1) {
 			add++ // lowest starts a group: its heading
 		}
 		if lines+add > h {
@@ -314,6 +387,9 @@ func (m Model) View(now time.Time) string {
 	if m.filtering || m.filter.Value() != "" {
 		lines = append(lines, fit.Line(m.filter.View(), m.width))
 	}
+	if m.zoomed {
+		lines = append(lines, m.columnNames())
+	}
 	h := m.rowsHeight()
 	if len(m.visible) == 0 {
 		msg := "no runs yet — press " + m.launchHint() + " to launch one"
@@ -324,7 +400,7 @@ func (m Model) View(now time.Time) string {
 	}
 	for i := m.offset; i < len(m.visible) && len(lines)-(m.height-h) < h; i++ {
 		it := m.items[m.visible[i]]
-		if i == m.offset || it.Phase() != m.items[m.visible[i-1]].Phase() {
+		if !m.ranked && (i == m.offset || it.Phase() != m.items[m.visible[i-1]].Phase()) {
 			lines = append(lines, fit.Line(s.Group.Render(m.heading(it.Phase())), m.width))
 			if len(lines)-(m.height-h) >= h {
 				break
@@ -373,20 +449,11 @@ func (m Model) row(it runinfo.Item, selected bool, now time.Time) string {
 	restW := w - fit.Width(left) - fit.Width(right) - 1
 	var middle string
 	if restW > 0 {
-		repo, model := it.Repo(), it.Model()
-		text := it.Task()
-		switch {
-		case w >= 150:
-			// Wide: the sandbox and what the run is doing too.
-			act := fit.Line(it.Sandbox(), 6) + " " + it.Activity(now)
-			actW := max(20, restW/3)
-			text = fit.Line(repo, 12) + " " + fit.Line(text, max(8, restW-12-1-18-1-actW-1)) + " " + fit.Line(model, 18) + " " + fit.Line(act, actW)
-		case w >= 100:
-			text = fit.Line(repo, 12) + " " + fit.Line(text, max(8, restW-12-1-18-1)) + " " + fit.Line(model, 18)
-		case repo != "" && restW > 30:
-			text = fit.Line(repo, 10) + " " + text
+		var act string
+		if w >= 150 {
+			act = fit.Line(it.Sandbox(), 6) + " " + it.Activity(now)
 		}
-		middle = fit.Line(text, restW)
+		middle = fit.Line(middleColumns(w, restW, it.Repo(), it.Task(), it.Model(), act), restW)
 	}
 	line := fit.Line(left+middle+" "+s.Muted.Render(right), w)
 	if selected {
@@ -399,6 +466,55 @@ func (m Model) row(it runinfo.Item, selected bool, now time.Time) string {
 		return st.Render(fit.Line(cursor+glyphPlain(it, s)+" "+status+" "+middle+" "+right, w))
 	}
 	return line
+}
+
+// middleColumns lays out the columns between the status and the figures
+// in restW cells of a list w wide: the repo, the task, the model and (when
+// wide) the sandbox and what the run is doing, as many as fit.
+func middleColumns(w, restW int, repo, task, model, act string) string {
+	switch {
+	case w >= 150:
+		actW := max(20, restW/3)
+		return fit.Line(repo, 12) + " " + fit.Line(task, max(8, restW-12-1-18-1-actW-1)) + " " + fit.Line(model, 18) + " " + fit.Line(act, actW)
+	case w >= 100:
+		return fit.Line(repo, 12) + " " + fit.Line(task, max(8, restW-12-1-18-1)) + " " + fit.Line(model, 18)
+	case repo != "" && restW > 30:
+		return fit.Line(repo, 10) + " " + task
+	}
+	return task
+}
+
+// columnNames is the zoomed list's header row: the name of each column
+// the rows show at this width, over it. The names of the figures on the
+// right are muted, as the figures are.
+func (m Model) columnNames() string {
+	s := m.styles
+	w := m.width
+	right := fit.Line("elapsed", 7)
+	if w >= 70 {
+		right = strings.Join(padAll([]string{"turns", "tokens", "elapsed", "ctx"}, []int{7, 6, 7, 4}), " ")
+	}
+	left := "    " + fit.Line("status", 11) + " " // under the cursor and the glyph: nothing
+	restW := w - fit.Width(left) - fit.Width(right) - 1
+	var middle string
+	if restW > 0 {
+		middle = fit.Line(middleColumns(w, restW, "repo", "task", "model", fit.Line("where", 6)+" activity"), restW)
+	}
+	return fit.Line(s.Bold.Render(left+middle)+" "+s.Muted.Render(right), w)
+}
+
+// rankRows orders rows by score, best first; rows that score the same
+// keep their order (the list's: group, then newest first).
+func rankRows(rows, scores []int) {
+	type ranked struct{ row, score int }
+	rs := make([]ranked, len(rows))
+	for i := range rows {
+		rs[i] = ranked{rows[i], scores[i]}
+	}
+	slices.SortStableFunc(rs, func(a, b ranked) int { return cmp.Compare(b.score, a.score) })
+	for i, r := range rs {
+		rows[i] = r.row
+	}
 }
 
 // glyphPlain is the glyph without its colour (for the selected row).

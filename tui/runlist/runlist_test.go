@@ -75,3 +75,115 @@ func TestSortItemsInPlace(t *testing.T) {
 		}
 	}
 }
+
+// manyRuns are n finished runs started a minute apart, run 0 the newest;
+// every third waits for review, so both groups are long.
+func manyRuns(n int) []spec {
+	out := make([]spec, n)
+	for i := range out {
+		s := spec{slug: slug(fmt.Sprintf("fix bug %d", i), i), task: fmt.Sprintf("fix bug %d in the parser", i), ago: i}
+		if i%3 != 0 {
+			s.verdict = transcript.VerdictAccept
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// However the store's batches bring the rows (the watch reports every run
+// at start in batches, in the root's order, racing the listing), the
+// cursor stays on the top row — the newest run of the first group — until
+// the user moves it.
+func TestCursorFollowsTheTopUntilMoved(t *testing.T) {
+	t.Parallel()
+	all := manyRuns(150)
+	for seed := range uint64(5) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		order := rng.Perm(len(all))
+		m := newList(t, 100, 20)
+		var have []spec
+		for len(have) < len(all) {
+			n := min(len(all)-len(have), 1+rng.IntN(40))
+			for _, i := range order[len(have) : len(have)+n] {
+				have = append(have, all[i])
+			}
+			m.SetItems(items(have...))
+			if got, want := selectedKey(m), shown(m)[0]; got != want {
+				t.Fatalf("seed %d, %d rows: cursor on %s, want the top row %s", seed, len(have), got, want)
+			}
+		}
+		if got := selectedKey(m); got != all[0].slug {
+			t.Fatalf("seed %d: cursor on %s, want the newest run %s", seed, got, all[0].slug)
+		}
+	}
+}
+
+// Once the user moves the cursor, rows arriving (above it, below it, the
+// whole list again) leave it on the run the user chose, not on its index.
+func TestCursorKeepsTheChosenRun(t *testing.T) {
+	t.Parallel()
+	all := manyRuns(60)
+	for _, tc := range []struct {
+		name string
+		move func(m Model) Model
+	}{
+		{"down", func(m Model) Model { return press(t, m, "j", "j", "j") }},
+		{"bottom then up", func(m Model) Model { return press(t, m, "G", "k") }},
+		{"top", func(m Model) Model { return press(t, m, "g") }},
+		{"selected by key", func(m Model) Model { m.SelectKey(all[30].slug); return m }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := newList(t, 100, 20)
+			m.SetItems(items(all[20:40]...))
+			m = tc.move(m)
+			chosen := selectedKey(m)
+			if chosen == "(none)" {
+				t.Fatal("nothing selected")
+			}
+			// Newer runs arrive above it, older below, then the same
+			// rows again.
+			m.SetItems(items(all[5:50]...))
+			m.SetItems(items(all...))
+			m.SetItems(items(all...))
+			if got := selectedKey(m); got != chosen {
+				t.Fatalf("cursor moved to %s, want the chosen %s", got, chosen)
+			}
+		})
+	}
+}
+
+// Typing a filter puts the cursor on the best match, which it follows
+// (even after the user had moved it); clearing the filter keeps the
+// cursor on the run it was on.
+func TestFilterCursor(t *testing.T) {
+	t.Parallel()
+	all := manyRuns(40)
+	m := newList(t, 100, 20)
+	m.SetItems(items(all...))
+	m = press(t, m, "j", "j", "/")
+	m = typeText(t, m, "bug 3")
+	if got := selectedKey(m); got != all[3].slug {
+		t.Fatalf("after typing: cursor on %s, want %s", got, all[3].slug)
+	}
+	// More runs arrive: the cursor stays on the top row, still the best
+	// match.
+	m.SetItems(items(append(slices.Clone(all), manyRuns(80)[40:]...)...))
+	if got := selectedKey(m); got != all[3].slug {
+		t.Fatalf("rows arrived: cursor on %s, want %s", got, all[3].slug)
+	}
+	m = press(t, m, "enter", "j")
+	picked := selectedKey(m)
+	m = press(t, m, "/", "esc")
+	if got := selectedKey(m); got != picked {
+		t.Fatalf("after clearing: cursor on %s, want %s", got, picked)
+	}
+	if m.FilterText() != "" || m.Len() != 80 {
+		t.Fatalf("filter %q left %d rows", m.FilterText(), m.Len())
+	}
+	// The chosen run stays chosen: new rows do not move it.
+	m.SetItems(items(manyRuns(90)...))
+	if got := selectedKey(m); got != picked {
+		t.Fatalf("rows arrived after clearing: cursor on %s, want %s", got, picked)
+	}
+}
