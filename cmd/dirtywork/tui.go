@@ -320,6 +320,9 @@ func tuiOptions(c *cobra.Command, f tuiFlags) (tui.Options, error) {
 	if err != nil {
 		return tui.Options{}, usageErrorf("%v", err)
 	}
+	// The form remembers each repository's last model, sandbox and verify
+	// command beside the runs root.
+	defaults.Memory = launch.LoadMemory(filepath.Join(filepath.Dir(root), "launch.json"))
 	logPath := f.logPath
 	if logPath == "" {
 		logPath = filepath.Join(filepath.Dir(root), "tui.log")

@@ -97,6 +97,9 @@ type Form struct {
 	Submit key.Binding
 	Cancel key.Binding
 	Cycle  key.Binding // changes a choice field (the sandbox, the model)
+	// Complete completes the repository path or the model id (tab only
+	// moves between fields).
+	Complete key.Binding
 }
 
 // Confirm are the keys of a yes/no dialog.
@@ -244,6 +247,9 @@ func Default() Map {
 			Submit: bind("submit", "ctrl+s", "ctrl+enter"),
 			Cancel: bind("cancel", "esc"),
 			Cycle:  bind("next choice", "ctrl+n"),
+			// ctrl+f, as fish takes a suggestion: ctrl+space is the input
+			// source switch on macOS.
+			Complete: bind("complete", "ctrl+f"),
 		},
 		Confirm: Confirm{
 			Yes: bind("yes", "y"),
@@ -336,6 +342,7 @@ func (m *Map) Bindings() map[string]*key.Binding {
 		"form.submit":                &m.Form.Submit,
 		"form.cancel":                &m.Form.Cancel,
 		"form.cycle":                 &m.Form.Cycle,
+		"form.complete":              &m.Form.Complete,
 		"confirm.yes":                &m.Confirm.Yes,
 		"confirm.no":                 &m.Confirm.No,
 		"stats.group":                &m.Stats.Group,

@@ -2,6 +2,13 @@
 // task, model (listed from the server), sandbox, max turns and verify
 // command. Submitting hands a LaunchSpec to the root, which queues it
 // and starts it through the launcher when a slot is free.
+//
+// The form launches what it shows: completion is a key of its own (a
+// unique match is filled in, an ambiguous one shows the candidates), tab
+// only moves between fields, nothing is drawn as a grey tail that would
+// not launch, and a model the server does not list is refused before
+// the launch. Each repository's last model, sandbox and verify command
+// are remembered (Memory).
 package launch
 
 import (
@@ -14,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
@@ -37,6 +45,9 @@ type Defaults struct {
 	MaxTurns  int
 	Verify    string
 	ExtraArgs []string
+	// Memory fills in a repository's last model, sandbox and verify
+	// command, and learns them at each launch (nil: none).
+	Memory *Memory
 }
 
 // SubmitMsg hands a filled form to the root.
@@ -147,6 +158,19 @@ type Model struct {
 	err       string
 	refusal   []string
 
+	memory *Memory
+	// recalled is the repository whose remembered launch was filled in.
+	recalled string
+	// paths are the directories completing the repository as typed
+	// (pathsFor); completing is set while a completion waits for them.
+	paths      []string
+	pathsFor   string
+	completing bool
+	// choices are the candidates of an ambiguous completion, shown under
+	// the field choicesFor until the next key.
+	choices    []string
+	choicesFor int
+
 	width, height int
 }
 
@@ -164,11 +188,9 @@ func New(s *theme.Styles, k *keys.Form, d Defaults) Model {
 		ti.SetStyles(s.Input)
 		return ti
 	}
-	m := Model{styles: s, keys: k, baseURL: d.BaseURL, extra: d.ExtraArgs}
+	m := Model{styles: s, keys: k, baseURL: d.BaseURL, extra: d.ExtraArgs, memory: d.Memory, choicesFor: -1}
 	m.repo = mk("path to a git repository", d.Repo)
-	m.repo.ShowSuggestions = true
 	m.model = mk("model id", d.Model)
-	m.model.ShowSuggestions = true
 	turns := d.MaxTurns
 	if turns <= 0 {
 		turns = 40
@@ -183,11 +205,52 @@ func New(s *theme.Styles, k *keys.Form, d Defaults) Model {
 	m.task.CharLimit = 64000
 	m.task.KeyMap.InsertNewline.SetKeys("ctrl+j", "alt+enter")
 	m.sandbox = max(0, slices.Index(Sandboxes, d.Sandbox))
+	m.recall()
 	m.focusField(fieldTask)
 	if d.Repo == "" {
 		m.focusField(fieldRepo)
 	}
 	return m
+}
+
+// recall fills in the model, sandbox and verify command last launched in
+// the repository the form names, once per repository.
+func (m *Model) recall() {
+	repo := normalizeRepo(m.repo.Value())
+	if repo == "" || repo == m.recalled {
+		return
+	}
+	m.recalled = repo
+	r, ok := m.memory.Recall(repo)
+	if !ok {
+		return
+	}
+	if r.Model != "" {
+		m.model.SetValue(r.Model)
+		m.model.CursorEnd()
+	}
+	if i := slices.Index(Sandboxes, r.Sandbox); i >= 0 {
+		m.sandbox = i
+	}
+	m.verify.SetValue(r.Verify)
+}
+
+// normalizeRepo is the repository path as a launch names it: ~ expanded,
+// absolute, trailing slash dropped.
+func normalizeRepo(repo string) string {
+	repo = strings.TrimSpace(repo)
+	if repo == "" {
+		return ""
+	}
+	if strings.HasPrefix(repo, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			repo = filepath.Join(home, repo[2:])
+		}
+	}
+	if abs, err := filepath.Abs(repo); err == nil {
+		repo = abs
+	}
+	return repo
 }
 
 // SetRefusal shows a launch the launcher refused (the form reopens with
@@ -270,16 +333,18 @@ func (m Model) Spec() (backend.LaunchSpec, error) {
 	case err != nil || turns < 1:
 		return backend.LaunchSpec{}, fmt.Errorf("max turns must be a whole number of at least 1")
 	}
-	if strings.HasPrefix(repo, "~/") {
-		if home, err := os.UserHomeDir(); err == nil {
-			repo = filepath.Join(home, repo[2:])
+	model := strings.TrimSpace(m.model.Value())
+	// Only when the server's list is known: without it the launch's own
+	// preflight asks the server.
+	if len(m.models) > 0 && !slices.Contains(m.models, model) {
+		what := termsafe.Line(model) + " is not a model the server lists"
+		if model == "" {
+			what = "choose a model the server lists"
 		}
-	}
-	if abs, err := filepath.Abs(repo); err == nil {
-		repo = abs
+		return backend.LaunchSpec{}, fmt.Errorf("%s (%s goes through them): %s", what, m.keys.Cycle.Help().Key, termsafe.Line(strings.Join(m.models, ", ")))
 	}
 	return backend.LaunchSpec{
-		Repo: repo, Task: task, Model: strings.TrimSpace(m.model.Value()), BaseURL: m.baseURL,
+		Repo: normalizeRepo(repo), Task: task, Model: model, BaseURL: m.baseURL,
 		Sandbox: Sandboxes[m.sandbox], MaxTurns: turns, Verify: strings.TrimSpace(m.verify.Value()),
 		ExtraArgs: m.extra,
 	}, nil
@@ -295,14 +360,17 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.models = msg.Models
 		m.modelsErr = ""
-		m.model.SetSuggestions(msg.Models)
 		if m.model.Value() == "" && len(msg.Models) > 0 {
 			m.model.SetValue(msg.Models[0])
 		}
 		return m, nil
 	case CompletionsMsg:
 		if msg.Typed == m.repo.Value() {
-			m.repo.SetSuggestions(msg.Paths)
+			m.paths, m.pathsFor = msg.Paths, msg.Typed
+			if m.completing {
+				m.completing = false
+				return m.completeRepo()
+			}
 		}
 		return m, nil
 	case tea.KeyPressMsg:
@@ -313,6 +381,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 
 func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	kb := m.keys
+	m.choices, m.choicesFor = nil, -1 // a list answers one key
 	switch {
 	case key.Matches(k, kb.Cancel):
 		m.Ask(CancelMsg{})
@@ -324,15 +393,13 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 			return m, nil
 		}
 		m.Ask(SubmitMsg{Spec: spec})
-		return m, nil
-	case k.String() == "tab" && m.focus == fieldRepo && m.hasSuggestion(m.repo):
-		return m.forward(k)
-	case k.String() == "tab" && m.focus == fieldModel && m.hasSuggestion(m.model):
-		return m.forward(k)
-	case key.Matches(k, kb.Next) && (m.focus != fieldTask || k.String() != "down"):
-		return m, m.focusField(m.focus + 1)
-	case key.Matches(k, kb.Prev) && (m.focus != fieldTask || k.String() != "up"):
-		return m, m.focusField(m.focus - 1)
+		return m, m.rememberCmd(spec)
+	case key.Matches(k, kb.Complete):
+		return m.complete()
+	case key.Matches(k, kb.Next) && m.leaves(k, "down"):
+		return m, m.moveTo(m.focus + 1)
+	case key.Matches(k, kb.Prev) && m.leaves(k, "up"):
+		return m, m.moveTo(m.focus - 1)
 	case key.Matches(k, kb.Cycle):
 		switch m.focus {
 		case fieldSandbox:
@@ -352,9 +419,117 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	return m.forward(k)
 }
 
-func (m Model) hasSuggestion(ti textinput.Model) bool {
-	s := ti.CurrentSuggestion()
-	return s != "" && s != ti.Value()
+// leaves reports whether k moves to another field: tab always does; an
+// arrow in the task box only from its first line (up) or last (down).
+func (m Model) leaves(k tea.KeyPressMsg, arrow string) bool {
+	if k.String() != arrow || m.focus != fieldTask {
+		return true
+	}
+	if arrow == "up" {
+		return m.task.Line() == 0
+	}
+	return m.task.Line() >= m.task.LineCount()-1
+}
+
+// moveTo focuses field i; leaving the repository fills in what was
+// launched there last.
+func (m *Model) moveTo(i int) tea.Cmd {
+	if m.focus == fieldRepo {
+		m.recall()
+	}
+	return m.focusField(i)
+}
+
+// rememberCmd records the launch's model, sandbox and verify command for
+// its repository, off the UI loop.
+func (m Model) rememberCmd(spec backend.LaunchSpec) tea.Cmd {
+	mem := m.memory
+	if mem == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		_ = mem.Remember(spec.Repo, Remembered{Model: spec.Model, Sandbox: spec.Sandbox, Verify: spec.Verify, At: time.Now().UTC()})
+		return nil
+	}
+}
+
+// complete completes the focused field: the repository from the
+// directories that start with it, the model from the ones the server
+// lists.
+func (m Model) complete() (Model, tea.Cmd) {
+	switch m.focus {
+	case fieldRepo:
+		if m.pathsFor != m.repo.Value() {
+			// The listing for what is typed has not arrived: complete
+			// when it does.
+			m.completing = true
+			return m, CompleteCmd(m.repo.Value())
+		}
+		return m.completeRepo()
+	case fieldModel:
+		typed := m.model.Value()
+		var cands []string
+		for _, id := range m.models {
+			if strings.HasPrefix(strings.ToLower(id), strings.ToLower(typed)) {
+				cands = append(cands, id)
+			}
+		}
+		if len(cands) == 0 {
+			for _, id := range m.models {
+				if strings.Contains(strings.ToLower(id), strings.ToLower(typed)) {
+					cands = append(cands, id)
+				}
+			}
+		}
+		if len(m.models) == 0 {
+			m.err = "the server's models are not known: type the model id"
+			return m, nil
+		}
+		m.fill(&m.model, fieldModel, typed, cands)
+	}
+	return m, nil
+}
+
+func (m Model) completeRepo() (Model, tea.Cmd) {
+	typed := m.repo.Value()
+	m.fill(&m.repo, fieldRepo, typed, m.paths)
+	if v := m.repo.Value(); v != typed {
+		return m, CompleteCmd(v)
+	}
+	return m, nil
+}
+
+// fill completes ti from cands: the one candidate, else as far as they
+// agree, else (nothing to add) the candidates are listed.
+func (m *Model) fill(ti *textinput.Model, field int, typed string, cands []string) {
+	switch len(cands) {
+	case 0:
+		m.err = "nothing completes " + strconv.Quote(termsafe.Line(typed))
+		return
+	case 1:
+		ti.SetValue(cands[0])
+		ti.CursorEnd()
+		return
+	}
+	if p := commonPrefix(cands); len(p) > len(typed) && strings.HasPrefix(p, typed) {
+		ti.SetValue(p)
+		ti.CursorEnd()
+		return
+	}
+	m.choices, m.choicesFor = cands, field
+}
+
+// commonPrefix is the longest prefix every string shares (whole
+// characters).
+func commonPrefix(ss []string) string {
+	p := ss[0]
+	for _, s := range ss[1:] {
+		for !strings.HasPrefix(s, p) {
+			_, size := utf8.DecodeLastRuneInString(p)
+			p = p[:len(p)-size]
+		}
+	}
+	return p
 }
 
 // forward hands a message to the focused input.
@@ -394,6 +569,7 @@ func (m Model) View() string {
 	}
 	lines := []string{s.Title.Render("Launch a run"), ""}
 	lines = append(lines, label(fieldRepo)+m.repo.View())
+	lines = append(lines, m.choiceLines(fieldRepo)...)
 	taskLines := strings.Split(m.task.View(), "\n")
 	for i, l := range taskLines {
 		if i == 0 {
@@ -403,6 +579,7 @@ func (m Model) View() string {
 		}
 	}
 	lines = append(lines, label(fieldModel)+m.model.View())
+	lines = append(lines, m.choiceLines(fieldModel)...)
 	switch {
 	case m.modelsErr != "":
 		lines = append(lines, strings.Repeat(" ", 13)+s.Warn.Render("cannot list models: "+m.modelsErr))
@@ -425,14 +602,18 @@ func (m Model) View() string {
 	lines = append(lines, label(fieldMaxTurns)+m.maxTurns.View())
 	lines = append(lines, label(fieldVerify)+m.verify.View())
 	lines = append(lines, "")
-	if m.err != "" {
-		lines = append(lines, s.Error.Render(m.err))
-	}
-	for _, r := range m.refusal {
-		lines = append(lines, s.Error.Render(r))
+	// Errors and refusals are wrapped, never cut: they say what to fix.
+	for _, e := range append([]string{m.err}, m.refusal...) {
+		if e == "" {
+			continue
+		}
+		for _, l := range fit.Wrap(termsafe.Line(e), inner) {
+			lines = append(lines, s.Error.Render(l))
+		}
 	}
 	k := m.keys
-	lines = append(lines, s.Muted.Render(fmt.Sprintf("%s launch · %s next field · %s cancel", k.Submit.Help().Key, k.Next.Help().Key, k.Cancel.Help().Key)))
+	lines = append(lines, s.Muted.Render(fmt.Sprintf("%s launch · %s next field · %s complete · %s cancel",
+		k.Submit.Help().Key, k.Next.Help().Key, k.Complete.Help().Key, k.Cancel.Help().Key)))
 	for i := range lines {
 		lines[i] = fit.Line(lines[i], inner)
 	}
@@ -440,10 +621,30 @@ func (m Model) View() string {
 	return box
 }
 
+// maxChoices is how many candidates an ambiguous completion lists.
+const maxChoices = 6
+
+// choiceLines lists an ambiguous completion's candidates under field.
+func (m Model) choiceLines(field int) []string {
+	if m.choicesFor != field || len(m.choices) == 0 {
+		return nil
+	}
+	pad := strings.Repeat(" ", 13)
+	out := make([]string, 0, maxChoices+1)
+	for i, c := range m.choices {
+		if i == maxChoices {
+			out = append(out, pad+m.styles.Muted.Render(fmt.Sprintf("%s %d more", theme.GlyphEllipsis, len(m.choices)-maxChoices)))
+			break
+		}
+		out = append(out, pad+m.styles.Muted.Render(termsafe.Line(c)))
+	}
+	return out
+}
+
 // ShortHelp is the form's part of the help bar.
 func (m Model) ShortHelp() []key.Binding {
 	k := m.keys
-	return []key.Binding{k.Submit, k.Next, k.Prev, k.Cycle, k.Cancel}
+	return []key.Binding{k.Submit, k.Next, k.Prev, k.Complete, k.Cycle, k.Cancel}
 }
 
 // FullHelp is the form's part of the full help.
