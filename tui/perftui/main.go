@@ -51,9 +51,10 @@ func main() {
 	secs := flag.Int("seconds", 10, "how long the live load lasts")
 	nEvents := flag.Int("events", 50000, "events in each of the four transcripts of the memory figure")
 	diffLines := flag.Int("diff-lines", 10000, "lines of the large diff")
+	reviewFiles := flag.Int("review-files", 50, "files changed by the run whose review opening is timed")
 	background := flag.Int("background-runs", 10000, "finished runs in the root beside the four live ones")
 	benchRows := flag.Int("bench-rows", 5000, "rows of the results file the bench view opens")
-	only := flag.String("only", "", "run one figure alone: bench")
+	only := flag.String("only", "", "run one figure alone: bench or review")
 	flag.Parse()
 	tmp, err := os.MkdirTemp("", "dirtywork-perftui-")
 	check(err)
@@ -65,7 +66,12 @@ func main() {
 		check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
 	}
+	if *only == "review" {
+		reviewOpen(filepath.Join(tmp, "review"), *reviewFiles)
+		return
+	}
 	if *only != "bench" {
+		reviewOpen(filepath.Join(tmp, "review"), *reviewFiles)
 		firstFrame(filepath.Join(tmp, "many"), *nRuns)
 		liveLoad(filepath.Join(tmp, "live"), *rate, time.Duration(*secs)*time.Second, *background)
 		memory(filepath.Join(tmp, "mem"), *nEvents)
@@ -625,4 +631,77 @@ func collect(cmd tea.Cmd) []tea.Msg {
 		return nil
 	}
 	return []tea.Msg{msg}
+}
+
+// reviewOpen times opening the review of a run that changed files files
+// (20 lines each) through the real runs store and git: from enter to the
+// first diff line on screen, and to the merge forecast on screen. The
+// load's commands run in the order the program starts them; each message
+// is drawn as it arrives.
+func reviewOpen(dir string, files int) {
+	r := root(filepath.Join(dir, "home"))
+	repo := filepath.Join(dir, "repo")
+	check(os.MkdirAll(filepath.Join(repo, "src"), 0o755))
+	gitRun(repo, "init", "-q", "-b", "main")
+	body := func(i int, changed bool) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package src\n\n// File %d.\nfunc F%d(x int) int {\n", i, i)
+		for j := range 20 {
+			if changed && j%4 == 0 {
+				fmt.Fprintf(&b, "\tx = x*%d + %d // tuned\n", j+2, i)
+			} else {
+				fmt.Fprintf(&b, "\tx = x*%d + %d\n", j+1, i)
+			}
+		}
+		b.WriteString("\treturn x\n}\n")
+		return b.String()
+	}
+	for i := range files {
+		check(os.WriteFile(filepath.Join(repo, "src", fmt.Sprintf("f%02d.go", i)), []byte(body(i, false)), 0o644))
+	}
+	gitRun(repo, "add", "-A")
+	gitRun(repo, "commit", "-q", "-m", "base")
+	slug := "review-1201120000-00000000"
+	wt := filepath.Join(repo, ".worktrees", "dw-"+slug)
+	gitRun(repo, "worktree", "add", "-q", "-b", "dirtywork/"+slug, wt)
+	for i := range files {
+		check(os.WriteFile(filepath.Join(wt, "src", fmt.Sprintf("f%02d.go", i)), []byte(body(i, true)), 0o644))
+	}
+	base, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
+	check(err)
+	rd, err := transcript.CreateRunDir(r, slug)
+	check(err)
+	now := transcript.FormatTime(time.Now())
+	check(transcript.CreateRun(rd, transcript.RunStartFields{
+		SchemaVersion: transcript.SchemaVersion, Status: transcript.StatusRunning, Slug: slug, Repo: repo, Worktree: wt,
+		Branch: "dirtywork/" + slug, BaseCommit: strings.TrimSpace(string(base)), BaseRef: "main", Task: "tune F",
+		Model: "m", Sandbox: "none", Started: now,
+	}))
+	_, err = transcript.Patch(rd, transcript.EndFields{Status: transcript.StatusCompleted, Turns: 3, Ended: now})
+	check(err)
+	store := runsstore.New(runs.Open(r))
+	var firsts, forecasts []time.Duration
+	for range 7 {
+		var m tea.Model = tui.New(tui.Options{Store: store, Feed: nopFeed{}, Keys: keys.Default(), Color: tui.ColorDark, TickEvery: -1})
+		m, _ = m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
+		m = drive(m)
+		start := time.Now()
+		m, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+		var first, forecast time.Duration
+		for _, msg := range collect(cmd) {
+			m, _ = m.Update(msg)
+			screen := m.(tui.Model).Render()
+			if first == 0 && strings.Contains(screen, "// tuned") {
+				first = time.Since(start)
+			}
+			if forecast == 0 && (strings.Contains(screen, "merge") && !strings.Contains(screen, "forecast…")) && first != 0 {
+				forecast = time.Since(start)
+			}
+		}
+		firsts, forecasts = append(firsts, first), append(forecasts, forecast)
+	}
+	fmt.Printf("review of a run that changed %d files (20 lines each), medians of %d opens\n", files, len(firsts))
+	fmt.Printf("  first diff line on screen:     %8s   (target <= 150 ms)\n", pct(firsts, 50).Round(time.Millisecond))
+	fmt.Printf("  merge forecast on screen:      %8s   (after it; the diff is read meanwhile)\n", pct(forecasts, 50).Round(time.Millisecond))
+	fmt.Println()
 }
