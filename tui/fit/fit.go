@@ -4,6 +4,7 @@
 package fit
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -107,4 +108,39 @@ func Tabs(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Position is where a cursor stands in a list or a text, for the corner
+// of a view: "120/10,000" (1-based; "0/0" for nothing).
+func Position(i, n int) string {
+	if n <= 0 {
+		return "0/0"
+	}
+	return thousands(min(max(i, 0), n-1)+1) + "/" + thousands(n)
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// Spread puts left and right on one line of width w, right flush with the
+// edge; right is dropped when both do not fit.
+func Spread(left, right string, w int) string {
+	gap := w - Width(left) - Width(right)
+	if right == "" || gap < 1 {
+		return Line(left, w)
+	}
+	return left + strings.Repeat(" ", gap) + right
 }

@@ -43,6 +43,10 @@ type Runs struct {
 	Down       key.Binding
 	Top        key.Binding
 	Bottom     key.Binding
+	HalfDown   key.Binding
+	HalfUp     key.Binding
+	PageDown   key.Binding
+	PageUp     key.Binding
 	Filter     key.Binding
 	Open       key.Binding
 	Transcript key.Binding
@@ -199,6 +203,10 @@ func Default() Map {
 			Down:       bind("down", "down", "j"),
 			Top:        bind("top", "home", "g"),
 			Bottom:     bind("bottom", "end", "G"),
+			HalfDown:   bind("half page down", "ctrl+d"),
+			HalfUp:     bind("half page up", "ctrl+u"),
+			PageDown:   bind("page down", "pgdown"),
+			PageUp:     bind("page up", "pgup"),
 			Filter:     bind("filter", "/"),
 			Open:       bind("review", "enter"),
 			Transcript: bind("transcript", "t"),
@@ -300,6 +308,10 @@ func (m *Map) Bindings() map[string]*key.Binding {
 		"runs.down":                  &m.Runs.Down,
 		"runs.top":                   &m.Runs.Top,
 		"runs.bottom":                &m.Runs.Bottom,
+		"runs.half_down":             &m.Runs.HalfDown,
+		"runs.half_up":               &m.Runs.HalfUp,
+		"runs.page_down":             &m.Runs.PageDown,
+		"runs.page_up":               &m.Runs.PageUp,
 		"runs.filter":                &m.Runs.Filter,
 		"runs.open":                  &m.Runs.Open,
 		"runs.transcript":            &m.Runs.Transcript,

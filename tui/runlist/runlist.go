@@ -285,6 +285,14 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.cursor = max(0, len(m.visible)-1)
 		m.chosen = true
 		m.clampOffset()
+	case key.Matches(k, m.keys.HalfDown):
+		m.move(max(1, m.rowsHeight()/2))
+	case key.Matches(k, m.keys.HalfUp):
+		m.move(-max(1, m.rowsHeight()/2))
+	case key.Matches(k, m.keys.PageDown):
+		m.move(max(1, m.rowsHeight()-1))
+	case key.Matches(k, m.keys.PageUp):
+		m.move(-max(1, m.rowsHeight()-1))
 	case key.Matches(k, m.keys.Filter):
 		m.filtering = true
 		return m, m.filter.Focus()
@@ -383,7 +391,12 @@ func (m Model) View(now time.Time) string {
 	if len(m.visible) != len(m.items) {
 		title = fmt.Sprintf("Runs %d of %d", len(m.visible), len(m.items))
 	}
-	lines = append(lines, fit.Line(s.Title.Render(title), m.width))
+	// Where the cursor stands, as every view that scrolls says it.
+	pos := ""
+	if len(m.visible) > 0 {
+		pos = s.Muted.Render(fit.Position(m.cursor, len(m.visible)))
+	}
+	lines = append(lines, fit.Spread(s.Title.Render(title), pos, m.width))
 	if m.filtering || m.filter.Value() != "" {
 		lines = append(lines, fit.Line(m.filter.View(), m.width))
 	}
@@ -546,7 +559,7 @@ func (m Model) ShortHelp() []key.Binding {
 func (m Model) FullHelp() [][]key.Binding {
 	k := m.keys
 	return [][]key.Binding{
-		{k.Up, k.Down, k.Top, k.Bottom},
+		{k.Up, k.Down, k.Top, k.Bottom, k.HalfDown, k.HalfUp, k.PageDown, k.PageUp},
 		{k.Open, k.Transcript, k.Filter, k.Stop, k.Editor, k.Dismiss},
 	}
 }
