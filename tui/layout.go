@@ -104,7 +104,8 @@ func (m *Model) layout() {
 	}
 }
 
-// ctrlCQuit is how to quit where q goes back (the bench screens).
+// ctrlCQuit is how to quit where q goes back (every screen but the
+// dashboard).
 var ctrlCQuit = key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
 
 // helpBindings are the keys that work now, for the help bar.
@@ -113,14 +114,14 @@ func (m Model) shortHelp() []key.Binding {
 	switch m.screen {
 	case screenReview:
 		if m.review != nil {
-			return append(m.review.ShortHelp(), c.Help, c.Quit)
+			return append(m.review.ShortHelp(), c.Help, ctrlCQuit)
 		}
 	case screenTranscript:
 		if m.transcript != nil {
-			return append(m.transcript.ShortHelp(), c.Help, c.Quit)
+			return append(m.transcript.ShortHelp(), c.Help, ctrlCQuit)
 		}
 	case screenStats:
-		return append(m.stats.ShortHelp(), c.Help, c.Quit)
+		return append(m.stats.ShortHelp(), c.Help, ctrlCQuit)
 	case screenBench:
 		if m.bench != nil {
 			return append(m.bench.ShortHelp(), c.Help)
@@ -131,6 +132,9 @@ func (m Model) shortHelp() []key.Binding {
 		}
 	}
 	d := m.keys.Dashboard
+	if m.ask.Open() {
+		return m.ask.ShortHelp()
+	}
 	if m.list.Filtering() {
 		return m.list.ShortHelp()
 	}
@@ -140,7 +144,7 @@ func (m Model) shortHelp() []key.Binding {
 
 func (m Model) fullHelpGroups() [][]key.Binding {
 	c := m.keys.Common
-	common := []key.Binding{c.Help, c.Quit}
+	common := []key.Binding{c.Help, ctrlCQuit}
 	switch m.screen {
 	case screenReview:
 		if m.review != nil {
@@ -162,6 +166,7 @@ func (m Model) fullHelpGroups() [][]key.Binding {
 		}
 	}
 	d := m.keys.Dashboard
+	common = []key.Binding{c.Help, c.Quit}
 	return append(m.list.FullHelp(),
 		[]key.Binding{d.NextReview, d.Launch, d.Stats, d.Bench, d.FocusNext, d.Zoom},
 		[]key.Binding{d.Pane1, d.Pane2, d.Pane3, d.Pane4},

@@ -147,6 +147,11 @@ type Review struct {
 	// MergeBlockers says why not.
 	MergeReady    bool
 	MergeBlockers []string
+	// MergeInto is the branch a merge goes into ("" when the forecast
+	// could not tell); MergeCheckedOutAt is the worktree that has it
+	// checked out ("" when none does), which a merge updates.
+	MergeInto         string
+	MergeCheckedOutAt string
 	// Verify is the last verify round, nil without one.
 	Verify *Verify
 	// Summary is the run's final message or last assistant text.

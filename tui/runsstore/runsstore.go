@@ -176,6 +176,7 @@ func (s *Store) Review(ctx context.Context, slug string) (backend.Review, error)
 		}
 		rv.MergeReady = fc.OK()
 		rv.MergeBlockers = fc.Reasons
+		rv.MergeInto, rv.MergeCheckedOutAt = fc.Into, fc.CheckedOutAt
 	}
 	return rv, nil
 }
