@@ -133,7 +133,7 @@ func (m Model) shortHelp() []key.Binding {
 	}
 	d := m.keys.Dashboard
 	if m.ask.Open() {
-		return m.ask.ShortHelp()
+		return append(m.ask.ShortHelp(), ctrlCQuit)
 	}
 	if m.list.Filtering() {
 		return m.list.ShortHelp()
