@@ -163,6 +163,13 @@ type Model struct {
 	transcript *transcriptview.Model
 	stats      stats.Model
 	form       *launch.Model
+	// draft is a launch form closed with ctrl+c: the next launch opens it
+	// again as it was.
+	draft *launch.Model
+	// ask is the dashboard's confirmation (a stop from the list or a
+	// pane); stopSlug is the run it would stop.
+	ask      review.Confirm
+	stopSlug string
 	// bench is the bench view while it is open (its file followed), also
 	// under a review opened from it; reviewFrom is the screen a review
 	// returns to.
@@ -219,6 +226,7 @@ func New(opts Options) Model {
 		paneCache: &[paneCount]paneDrawing{},
 	}
 	m.help.Styles = st.Help
+	m.ask = review.NewConfirm(&m.keys.Confirm)
 	m.list = runlist.New(st, &m.keys.Runs)
 	m.list.SetFocused(true)
 	m.list.SetLaunchKey(m.keys.Dashboard.Launch.Help().Key)

@@ -44,7 +44,7 @@ func newSample(t *testing.T, w, h int, opts ...harnessOpt) *harness {
 	t.Helper()
 	st := fake.New(sampleRuns()...)
 	st.SetReview("rename-api-0103", backend.Review{
-		Patch: samplePatch, Summary: "Renamed sum to total everywhere.", MergeReady: true,
+		Patch: samplePatch, Summary: "Renamed sum to total everywhere.", MergeReady: true, MergeInto: "main", MergeCheckedOutAt: "/src/shop",
 		Verify:   &backend.Verify{Command: "python3 -m unittest -q", ExitCode: ip(0), Passed: true},
 		Warnings: []backend.Warning{{Kind: backend.WarnBaseMoved, Text: "main moved 2 commits since the run began"}},
 	})
@@ -233,7 +233,7 @@ func TestRejectWithFeedbackResumes(t *testing.T) {
 	}
 	h.clock = h.clock.Add(30 * time.Second) // typing is not review time
 	h.typeText("keep the old name as an alias")
-	h.key("ctrl+s")
+	h.key("ctrl+s", "y")
 	v := lastCall(t, h.store, "Verdict")
 	if v.Verdict != transcript.VerdictReject || v.Note != "keep the old name as an alias" || v.ReviewSeconds != 2 {
 		t.Fatalf("verdict = %+v", v)
@@ -296,7 +296,7 @@ func TestMergeRefusedShowsReasons(t *testing.T) {
 func TestMergeWhenReady(t *testing.T) {
 	h := newSample(t, 120, 40)
 	h.openReview("rename-api-0103")
-	h.key("m")
+	h.key("m", "y")
 	lastCall(t, h.store, "Merge")
 }
 
@@ -564,7 +564,7 @@ func TestQuitWithQueuedLaunchesAsksTwice(t *testing.T) {
 func TestStopAsksTheStore(t *testing.T) {
 	h := newSample(t, 120, 40)
 	h.m.list.SelectKey("fix-total-0101")
-	h.key("s")
+	h.key("s", "y")
 	if c := lastCall(t, h.store, "Stop"); c.Slug != "fix-total-0101" {
 		t.Fatalf("stop = %+v", c)
 	}

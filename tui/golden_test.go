@@ -48,6 +48,14 @@ var goldenScreens = []struct {
 		h.openReview("rename-api-0103")
 		h.key("c")
 	}},
+	{"stop-confirm", func(h *harness) {
+		h.m.list.SelectKey("fix-total-0101")
+		h.key("s")
+	}},
+	{"merge-confirm", func(h *harness) {
+		h.openReview("rename-api-0103")
+		h.key("m")
+	}},
 }
 
 func TestGolden(t *testing.T) {

@@ -105,7 +105,8 @@ func (m *Model) layout() {
 	}
 }
 
-// ctrlCQuit is how to quit where q goes back (the bench screens).
+// ctrlCQuit is how to quit where q goes back (every screen but the
+// dashboard).
 var ctrlCQuit = key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))
 
 // helpBindings are the keys that work now, for the help bar.
@@ -114,14 +115,14 @@ func (m Model) shortHelp() []key.Binding {
 	switch m.screen {
 	case screenReview:
 		if m.review != nil {
-			return append(m.review.ShortHelp(), c.Help, c.Quit)
+			return append(m.review.ShortHelp(), c.Help, ctrlCQuit)
 		}
 	case screenTranscript:
 		if m.transcript != nil {
-			return append(m.transcript.ShortHelp(), c.Help, c.Quit)
+			return append(m.transcript.ShortHelp(), c.Help, ctrlCQuit)
 		}
 	case screenStats:
-		return append(m.stats.ShortHelp(), c.Help, c.Quit)
+		return append(m.stats.ShortHelp(), c.Help, ctrlCQuit)
 	case screenBench:
 		if m.bench != nil {
 			return append(m.bench.ShortHelp(), c.Help)
@@ -132,6 +133,9 @@ func (m Model) shortHelp() []key.Binding {
 		}
 	}
 	d := m.keys.Dashboard
+	if m.ask.Open() {
+		return append(m.ask.ShortHelp(), ctrlCQuit)
+	}
 	if m.list.Filtering() {
 		return m.list.ShortHelp()
 	}
@@ -141,7 +145,7 @@ func (m Model) shortHelp() []key.Binding {
 
 func (m Model) fullHelpGroups() [][]key.Binding {
 	c := m.keys.Common
-	common := []key.Binding{c.Help, c.Quit}
+	common := []key.Binding{c.Help, ctrlCQuit}
 	switch m.screen {
 	case screenReview:
 		if m.review != nil {
@@ -163,6 +167,7 @@ func (m Model) fullHelpGroups() [][]key.Binding {
 		}
 	}
 	d := m.keys.Dashboard
+	common = []key.Binding{c.Help, c.Quit}
 	return append(m.list.FullHelp(),
 		[]key.Binding{d.NextReview, d.Launch, d.Stats, d.Bench, d.FocusNext, d.Zoom},
 		[]key.Binding{d.Pane1, d.Pane2, d.Pane3, d.Pane4},

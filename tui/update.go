@@ -116,6 +116,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.openTranscript(msg.Slug)
 	case launch.SubmitMsg:
 		m.form = nil
+		m.draft = nil
 		m.screen = screenDashboard
 		q := m.enqueue(msg.Spec)
 		m.setStatus("queued: "+termsafe.Line(firstLine(msg.Spec.Task)), false)
@@ -199,9 +200,22 @@ func (m Model) capturing() bool {
 }
 
 func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
-	// On the bench screens q goes back; ctrl+c still quits.
+	// In a text box ctrl+c closes the box and keeps its text; it never
+	// quits and drops what was typed.
+	if k.String() == "ctrl+c" && m.capturing() {
+		m.quitArmed = false
+		return m.closeInput()
+	}
+	// q quits from the dashboard alone (every other screen takes it as
+	// back); ctrl+c quits from anywhere else.
 	quitting := key.Matches(k, m.keys.Common.Quit)
-	if quitting && (k.String() == "ctrl+c" || !m.capturing() && m.screen != screenBench) {
+	if quitting && k.String() == "ctrl+c" {
+		return m.quit()
+	}
+	if m.ask.Open() && m.screen == screenDashboard {
+		return m.answerStop(k)
+	}
+	if quitting && m.screen == screenDashboard && !m.capturing() {
 		return m.quit()
 	}
 	m.quitArmed = false
@@ -244,6 +258,52 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m.follow(asked, cmd)
 	}
 	return m.dashboardKey(k)
+}
+
+// closeInput closes the text box that has the keys without acting on it;
+// what was typed is there when the box opens again.
+func (m Model) closeInput() (tea.Model, tea.Cmd) {
+	switch m.screen {
+	case screenLaunch:
+		// The form itself is kept: the next launch key reopens it with
+		// every field as it was.
+		m.draft = m.form
+		m.form = nil
+		m.screen = screenDashboard
+		m.setStatus("launch form closed; "+m.keys.Dashboard.Launch.Help().Key+" opens it again as it was", false)
+		m.layout()
+		return m, nil
+	case screenReview:
+		if m.review != nil {
+			m.review.CloseInput()
+		}
+	case screenTranscript:
+		if m.transcript != nil {
+			m.transcript.CloseInput()
+		}
+	case screenDashboard:
+		// Enter leaves the filter box with its text in place (and applied):
+		// the next / opens the box on it.
+		var cmd tea.Cmd
+		m.list, cmd = m.list.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+		return m, cmd
+	}
+	return m, nil
+}
+
+// answerStop takes the answer to the dashboard's stop question.
+func (m Model) answerStop(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	switch m.ask.Answer(k) {
+	case review.Yes:
+		slug := m.stopSlug
+		m.stopSlug = ""
+		m.setStatus("stopping "+termsafe.Line(slug)+"…", false)
+		return m, review.StopCmd(m.opts.Store, slug)
+	case review.No:
+		m.stopSlug = ""
+		m.setStatus("", false)
+	}
+	return m, nil
 }
 
 // follow acts on what a screen's key asked for (see package intent) in this
@@ -337,8 +397,9 @@ func (m Model) dashboardKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.setStatus("only a running run can be stopped", true)
 			return m, nil
 		}
-		m.setStatus("stopping "+termsafe.Line(it.Key)+"…", false)
-		return m, review.StopCmd(m.opts.Store, it.Key)
+		m.stopSlug = it.Key
+		m.ask.Ask(review.StopLine(it.Run), "stop")
+		return m, nil
 	case key.Matches(k, r.Editor):
 		if !ok || it.Run.Worktree == "" {
 			return m, nil
@@ -458,6 +519,9 @@ func (m Model) closeScreen() (tea.Model, tea.Cmd) {
 
 func (m Model) openForm() (tea.Model, tea.Cmd) {
 	f := launch.New(m.styles, &m.keys.Form, m.opts.Launch)
+	if m.draft != nil {
+		f, m.draft = *m.draft, nil
+	}
 	m.form = &f
 	m.screen = screenLaunch
 	m.layout()
@@ -473,6 +537,10 @@ func (m *Model) openFormWith(spec backend.LaunchSpec, err error) {
 	f := launch.New(m.styles, &m.keys.Form, m.opts.Launch)
 	f.Fill(spec)
 	f.SetRefusal(err)
+	// The form takes the screen: a stop question open on the dashboard
+	// would answer keys typed into it.
+	m.ask.Close()
+	m.stopSlug = ""
 	m.form = &f
 	m.screen = screenLaunch
 	m.layout()

@@ -10,6 +10,7 @@ import (
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/fit"
+	"github.com/dirtywork/dirtywork/tui/review"
 	"github.com/dirtywork/dirtywork/tui/theme"
 )
 
@@ -57,7 +58,11 @@ func (m Model) Render() string {
 	default:
 		body = m.dashboard()
 	}
-	lines = append(lines, strings.Split(fit.Block(body, bw, bh), "\n")...)
+	bodyLines := strings.Split(fit.Block(body, bw, bh), "\n")
+	if m.ask.Open() {
+		bodyLines = strings.Split(fit.Block(strings.Join(review.Overlay(bodyLines, m.ask.Box(m.styles, bw), bw, bh), "\n"), bw, bh), "\n")
+	}
+	lines = append(lines, bodyLines...)
 	lines = append(lines, m.statusLine())
 	lines = append(lines, m.helpView()...)
 	return fit.Lines(lines, w, m.height)

@@ -271,6 +271,7 @@ func TestE2EDemoCockpit(t *testing.T) {
 	p.waitFreshReview(home)
 	p.keys("c")
 	p.waitText("refs/dirtywork/parked/", 20*time.Second)
+	p.waitText("y/enter clean", 20*time.Second)
 	p.keys("y")
 	p.waitText("cleaned ", 30*time.Second)
 	var cleaned string
@@ -301,6 +302,9 @@ func TestE2EDemoCockpit(t *testing.T) {
 	p.waitText("Reject with feedback", 30*time.Second)
 	p.typeText("keep the old name as an alias")
 	p.keys("C-s")
+	// The resume asks first.
+	p.waitText("y/enter reject and resume", 30*time.Second)
+	p.keys("y")
 	p.waitText("resumed as ", 60*time.Second)
 	var rejected, resumed string
 	for slug, r := range records(t, home) {
@@ -388,6 +392,9 @@ func TestE2EHostileTranscriptRendersInert(t *testing.T) {
 	if !strings.Contains(screen, "Transcript") || !strings.Contains(screen, "dirtywork mission control") {
 		t.Fatalf("the screen was cleared or moved:\n%s", screen)
 	}
+	// q goes back from the transcript; on the dashboard it quits.
+	p.keys("q")
+	p.waitText("Runs 1", 30*time.Second)
 	p.keys("q")
 	p.waitText("[exited 0]", 20*time.Second)
 }

@@ -221,6 +221,11 @@ type Review struct {
 	// MergeBlockers says why not.
 	MergeReady    bool
 	MergeBlockers []string
+	// MergeInto is the branch a merge goes into ("" when the forecast
+	// could not tell); MergeCheckedOutAt is the worktree that has it
+	// checked out ("" when none does), which a merge updates.
+	MergeInto         string
+	MergeCheckedOutAt string
 	// Verify is the last verify round, nil without one.
 	Verify *Verify
 	// Summary is the run's final message or last assistant text.
@@ -235,12 +240,16 @@ type Forecast struct {
 	// Blockers says why not.
 	Ready    bool
 	Blockers []string
+	// Into is the branch a merge goes into; CheckedOutAt the worktree
+	// that has it checked out ("" when none does).
+	Into, CheckedOutAt string
 }
 
 // Apply adds the forecast to the review.
 func (f Forecast) Apply(rv *Review) {
 	rv.Warnings = append(rv.Warnings, f.Warnings...)
 	rv.MergeReady, rv.MergeBlockers = f.Ready, f.Blockers
+	rv.MergeInto, rv.MergeCheckedOutAt = f.Into, f.CheckedOutAt
 }
 
 // Verify is a verify result.

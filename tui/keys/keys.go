@@ -18,6 +18,8 @@ import (
 )
 
 // Common are the keys that work on every screen but the launch form.
+// Quit's q quits from the dashboard only; elsewhere q goes back, and
+// ctrl+c quits everywhere but in a text box, where it closes the box.
 type Common struct {
 	Quit key.Binding
 	Help key.Binding
@@ -233,7 +235,7 @@ func Default() Map {
 			Editor:         bind("editor", "e"),
 			NextReview:     bind("next review", "n"),
 			Transcript:     bind("transcript", "t"),
-			Back:           bind("back", "esc"),
+			Back:           bind("back", "esc", "q"),
 		},
 		Transcript: Transcript{
 			Prev:      bind("prev event", "h", "left"),
@@ -247,7 +249,7 @@ func Default() Map {
 			Follow:    bind("follow", "F"),
 			PageDown:  bind("page down", "pgdown", "ctrl+d"),
 			PageUp:    bind("page up", "pgup", "ctrl+u"),
-			Back:      bind("back", "esc"),
+			Back:      bind("back", "esc", "q"),
 		},
 		Form: Form{
 			Next:   bind("next field", "tab", "down"),
@@ -260,12 +262,12 @@ func Default() Map {
 			Complete: bind("complete", "ctrl+f"),
 		},
 		Confirm: Confirm{
-			Yes: bind("yes", "y"),
+			Yes: bind("yes", "y", "enter"),
 			No:  bind("no", "n", "esc"),
 		},
 		Stats: Stats{
 			Group: bind("group by", "g", "tab"),
-			Back:  bind("back", "esc"),
+			Back:  bind("back", "esc", "q"),
 		},
 		Bench: Bench{
 			Up:             bind("up", "up", "k"),
@@ -378,17 +380,17 @@ func (m *Map) Bindings() map[string]*key.Binding {
 
 // screens lists, for each screen, the binding names that are live there
 // at the same time, by name prefix: within one screen no key may mean two
-// things.
+// things. Quit is live on the dashboard alone: on every other screen q
+// goes back (and ctrl+c still quits).
 var screens = map[string][]string{
 	"the dashboard":   {"common.", "dashboard.", "runs."},
-	"the review":      {"common.", "review."},
-	"the transcript":  {"common.", "transcript."},
+	"the review":      {"common.help", "review."},
+	"the transcript":  {"common.help", "transcript."},
 	"the launch form": {"form."},
 	"a confirmation":  {"confirm."},
-	"the stats":       {"common.", "stats."},
-	// On the bench screens q goes back (ctrl+c still quits).
-	"the bench view": {"common.help", "bench."},
-	"a bench case":   {"common.help", "bench_case."},
+	"the stats":       {"common.help", "stats."},
+	"the bench view":  {"common.help", "bench."},
+	"a bench case":    {"common.help", "bench_case."},
 }
 
 // Rebind applies overrides (binding name → keys) and checks that no key

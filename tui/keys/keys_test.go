@@ -2,8 +2,11 @@ package keys
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"charm.land/bubbles/v2/key"
 )
 
 func TestDefaultsHaveNoCollisions(t *testing.T) {
@@ -54,6 +57,28 @@ func TestReadmeNamesEveryBinding(t *testing.T) {
 		ctx, action, _ := strings.Cut(name, ".")
 		if !strings.Contains(readme, "`"+ctx+".{") || !strings.Contains(readme, action) {
 			t.Errorf("the README does not name %s", name)
+		}
+	}
+}
+
+// Off the dashboard q is back, so it may not mean anything else there;
+// on the dashboard it quits.
+func TestQIsBackOffTheDashboard(t *testing.T) {
+	m := Default()
+	for name, b := range map[string]*key.Binding{"review.back": &m.Review.Back, "transcript.back": &m.Transcript.Back, "stats.back": &m.Stats.Back} {
+		if !slices.Contains(b.Keys(), "q") || !strings.Contains(b.Help().Key, "q") {
+			t.Errorf("%s: keys %v, help %q", name, b.Keys(), b.Help().Key)
+		}
+	}
+	for _, bad := range []map[string][]string{
+		{"review.accept": {"q"}},
+		{"transcript.next": {"q"}},
+		{"stats.group": {"q"}},
+		{"dashboard.zoom": {"q"}},
+	} {
+		mm := Default()
+		if err := mm.Rebind(bad); err == nil {
+			t.Errorf("accepted %v", bad)
 		}
 	}
 }

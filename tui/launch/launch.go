@@ -535,7 +535,9 @@ func commonPrefix(ss []string) string {
 // forward hands a message to the focused input.
 func (m Model) forward(msg tea.Msg) (Model, tea.Cmd) {
 	var cmd tea.Cmd
-	m.err = ""
+	if _, ok := msg.(tea.KeyPressMsg); ok {
+		m.err = "" // an edit answers the error; a cursor blink does not
+	}
 	switch m.focus {
 	case fieldRepo:
 		before := m.repo.Value()

@@ -205,6 +205,13 @@ func TestOnlyAListedModelLaunches(t *testing.T) {
 	if f.Take() != nil {
 		t.Fatal("an unlisted model was submitted")
 	}
+	// The refusal stays until the next key: a cursor blink (any message
+	// but a key) does not take it away.
+	type blink struct{}
+	f, _ = f.Update(blink{})
+	if !strings.Contains(f.View(), "is not a model the server lists") {
+		t.Fatalf("the refusal went without a key:\n%s", f.View())
+	}
 }
 
 // Up and down leave the task box only from its first and last line.

@@ -111,10 +111,35 @@ type modal int
 const (
 	modalNone modal = iota
 	modalFeedback
-	modalConfirmClean
+	modalConfirm
 	modalAlert
 	modalBusy
 )
+
+// pending is the action an open confirmation asks about.
+type pending int
+
+const (
+	pendingNone pending = iota
+	pendingStop
+	pendingMerge
+	pendingClean
+	pendingResume
+)
+
+func (p pending) String() string {
+	switch p {
+	case pendingStop:
+		return "stop"
+	case pendingMerge:
+		return "merge"
+	case pendingClean:
+		return "clean"
+	case pendingResume:
+		return "resume"
+	}
+	return ""
+}
 
 // Model is the review screen of one run.
 type Model struct {
@@ -122,7 +147,6 @@ type Model struct {
 
 	styles   *theme.Styles
 	keys     *keys.Review
-	confirm  *keys.Confirm
 	form     *keys.Form
 	store    backend.Store
 	launcher backend.Launcher
@@ -147,8 +171,17 @@ type Model struct {
 	alert    []string
 	plan     backend.CleanPlan
 	pendSecs float64 // review seconds captured at the key of a two-step verdict
+	// ask is the confirmation of a consequential action, pend the action
+	// it asks about.
+	ask  Confirm
+	pend pending
+	// sendText is the feedback a confirmed reject with resume sends.
+	sendText string
 	feedback textarea.Model
-	busy     string
+	// keepFeedback: the box was closed with ctrl+c, so the next open shows
+	// what was typed.
+	keepFeedback bool
+	busy         string
 
 	width, height int
 }
@@ -161,9 +194,10 @@ func New(s *theme.Styles, km *keys.Map, store backend.Store, launcher backend.La
 	ta.CharLimit = 64000
 	ta.SetStyles(s.Area)
 	m := Model{
-		styles: s, keys: &km.Review, confirm: &km.Confirm, form: &km.Form,
+		styles: s, keys: &km.Review, form: &km.Form,
 		store: store, launcher: launcher, hl: highlight.New(s.Syntax), now: now,
 		run: run, colored: map[chunkKey][]string{}, asked: map[chunkKey]bool{}, feedback: ta,
+		ask: NewConfirm(&km.Confirm),
 	}
 	m.syncKeys()
 	return m
@@ -192,8 +226,8 @@ func (m Model) Modal() string {
 	switch m.modal {
 	case modalFeedback:
 		return "feedback"
-	case modalConfirmClean:
-		return "confirm-clean"
+	case modalConfirm:
+		return "confirm-" + m.pend.String()
 	case modalAlert:
 		return "alert"
 	case modalBusy:
@@ -205,6 +239,12 @@ func (m Model) Modal() string {
 // AlertText is the open alert's text.
 func (m Model) AlertText() string { return strings.Join(m.alert, "\n") }
 
+// ConfirmText is the open confirmation's line.
+func (m Model) ConfirmText() string { return m.ask.Line() }
+
+// FeedbackText is what the feedback box holds.
+func (m Model) FeedbackText() string { return m.feedback.Value() }
+
 // SetRun updates the reviewed run's record (the root sees changes first).
 func (m *Model) SetRun(r backend.Run) {
 	m.run = r
@@ -213,6 +253,17 @@ func (m *Model) SetRun(r backend.Run) {
 
 // Capturing reports whether a text box has the keys.
 func (m Model) Capturing() bool { return m.modal == modalFeedback }
+
+// CloseInput closes the feedback box without sending it (ctrl+c); what
+// was typed is there when the box opens again.
+func (m *Model) CloseInput() {
+	if m.modal != modalFeedback {
+		return
+	}
+	m.modal = modalNone
+	m.feedback.Blur()
+	m.keepFeedback = true
+}
 
 // SetSize sets the screen size.
 func (m *Model) SetSize(w, h int) {
@@ -270,7 +321,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			return m, nil
 		}
 		m.plan = msg.Plan
-		m.modal = modalConfirmClean
+		m.askFirst(pendingClean, m.cleanLine(), "clean")
 		return m, nil
 	case DoneMsg:
 		if msg.Slug != m.run.Slug {
@@ -310,8 +361,8 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	case modalAlert:
 		m.modal = modalNone
 		return m, nil
-	case modalConfirmClean:
-		return m.confirmCleanKey(k)
+	case modalConfirm:
+		return m.confirmKey(k)
 	case modalFeedback:
 		return m.feedbackKey(k)
 	}
@@ -328,16 +379,41 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	return m.moveKey(k)
 }
 
-// confirmCleanKey answers the clean confirmation.
-func (m Model) confirmCleanKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
-	switch {
-	case key.Matches(k, m.confirm.Yes):
-		m.modal = modalBusy
+// askFirst asks before the pending action p: line says what will happen.
+func (m *Model) askFirst(p pending, line, verb string) {
+	m.pend = p
+	m.modal = modalConfirm
+	m.ask.Ask(line, verb)
+}
+
+// confirmKey answers the open confirmation: yes starts the pending
+// action, no drops it (nothing is called), any other key is ignored.
+func (m Model) confirmKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
+	switch m.ask.Answer(k) {
+	case Ignored:
+		return m, nil
+	case No:
+		m.modal, m.pend = modalNone, pendingNone
+		return m, nil
+	}
+	p := m.pend
+	m.modal, m.pend = modalBusy, pendingNone
+	switch p {
+	case pendingStop:
+		m.modal = modalNone // a stop keeps the review open and usable
+		m.busy = "stop"
+		return m, m.stopCmd()
+	case pendingMerge:
+		m.busy = "merge"
+		return m, m.mergeCmd(m.pendSecs)
+	case pendingClean:
 		m.busy = "clean"
 		return m, m.cleanCmd(m.pendSecs)
-	case key.Matches(k, m.confirm.No):
-		m.modal = modalNone
+	case pendingResume:
+		m.busy = "reject with feedback"
+		return m, m.rejectFeedbackCmd(m.sendText, m.pendSecs)
 	}
+	m.modal = modalNone
 	return m, nil
 }
 
@@ -354,9 +430,11 @@ func (m Model) feedbackKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 			return m, nil
 		}
 		m.feedback.Blur()
-		m.modal = modalBusy
-		m.busy = "reject with feedback"
-		return m, m.rejectFeedbackCmd(text, m.pendSecs)
+		// Cancelling the question keeps the text for the next open.
+		m.keepFeedback = true
+		m.sendText = text
+		m.askFirst(pendingResume, m.resumeLine(text), "reject and resume")
+		return m, nil
 	}
 	var cmd tea.Cmd
 	m.feedback, cmd = m.feedback.Update(k)
@@ -377,8 +455,8 @@ func (m Model) actionKey(k tea.KeyPressMsg) (Model, tea.Cmd, bool) {
 	case key.Matches(k, kb.Editor):
 		m.Ask(EditorMsg{Dir: m.run.Worktree})
 	case key.Matches(k, kb.Stop):
-		m.busy = "stop"
-		return m, m.stopCmd(), true
+		m.askFirst(pendingStop, StopLine(m.run), "stop")
+		return m, nil, true
 	case key.Matches(k, kb.Accept):
 		files, ok := m.selectedFiles()
 		if !ok {
@@ -396,7 +474,10 @@ func (m Model) actionKey(k tea.KeyPressMsg) (Model, tea.Cmd, bool) {
 	case key.Matches(k, kb.RejectFeedback):
 		m.pendSecs = m.reviewSeconds()
 		m.modal = modalFeedback
-		m.feedback.Reset()
+		if !m.keepFeedback {
+			m.feedback.Reset()
+		}
+		m.keepFeedback = false
 		return m, m.feedback.Focus(), true
 	case key.Matches(k, kb.Clean):
 		m.pendSecs = m.reviewSeconds()
@@ -408,12 +489,13 @@ func (m Model) actionKey(k tea.KeyPressMsg) (Model, tea.Cmd, bool) {
 	return m, nil, true
 }
 
-// mergeKey merges the whole change, or says why it cannot.
+// mergeKey asks before merging the whole change, or says at once why it
+// cannot (the forecast knows its blockers before the key).
 func (m Model) mergeKey() (Model, tea.Cmd, bool) {
 	kb := m.keys
 	if !m.review.MergeReady {
 		m.modal = modalAlert
-		m.alert = append([]string{"merge is not possible:"}, bullet(m.review.MergeBlockers, "the store gave no reason")...)
+		m.alert = append([]string{"merge into " + termsafe.Line(m.mergeInto()) + " is not possible:"}, bullet(m.review.MergeBlockers, "the store gave no reason")...)
 		return m, nil, true
 	}
 	if !m.allIncluded() {
@@ -421,8 +503,9 @@ func (m Model) mergeKey() (Model, tea.Cmd, bool) {
 		m.alert = []string{"merge takes the whole change; accept the selected files with " + kb.Accept.Help().Key + " instead"}
 		return m, nil, true
 	}
-	m.busy = "merge"
-	return m, m.mergeCmd(m.reviewSeconds()), true
+	m.pendSecs = m.reviewSeconds()
+	m.askFirst(pendingMerge, m.mergeLine(), "merge")
+	return m, nil, true
 }
 
 // moveKey moves through the files, hunks and lines of the diff, and
@@ -680,8 +763,8 @@ func StopCmd(store backend.Store, slug string) tea.Cmd {
 // ShortHelp is the review's part of the help bar.
 func (m Model) ShortHelp() []key.Binding {
 	switch m.modal {
-	case modalConfirmClean:
-		return []key.Binding{m.confirm.Yes, m.confirm.No}
+	case modalConfirm:
+		return m.ask.ShortHelp()
 	case modalFeedback:
 		return []key.Binding{m.form.Submit, m.form.Cancel}
 	case modalAlert:

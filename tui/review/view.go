@@ -269,23 +269,15 @@ func num(n, w int) string {
 // overlay draws the open dialog over the body.
 func (m Model) overlay(body []string, h int) []string {
 	s := m.styles
+	if m.modal == modalConfirm {
+		return Overlay(body, m.ask.Box(s, m.width), m.width, h)
+	}
 	var content []string
 	switch m.modal {
 	case modalAlert:
 		content = m.alert
 	case modalBusy:
 		content = []string{m.busy + "…"}
-	case modalConfirmClean:
-		content = []string{s.Bold.Render("Clean " + termsafe.Line(m.run.Slug) + "?"), ""}
-		content = append(content, "This records verdict cleanup, then:")
-		content = append(content, bullet(m.plan.Actions, "nothing to remove")...)
-		if len(m.plan.Parked) > 0 {
-			content = append(content, "", "Work is kept under:")
-			content = append(content, bullet(m.plan.Parked, "")...)
-		} else {
-			content = append(content, "", "Nothing needs parking under refs/dirtywork/parked/.")
-		}
-		content = append(content, "", fmt.Sprintf("%s clean · %s keep it", m.confirm.Yes.Help().Key, m.confirm.No.Help().Key))
 	case modalFeedback:
 		content = []string{s.Bold.Render("Reject with feedback"), "The run is rejected and resumed with this feedback:", ""}
 		content = append(content, strings.Split(m.feedback.View(), "\n")...)

@@ -185,6 +185,7 @@ func (s *Store) Forecast(ctx context.Context, slug string) (backend.Forecast, er
 		f.Warnings = append(f.Warnings, backend.Warning{Kind: backend.WarnConflict, Text: "in " + strings.Join(fc.Conflicts, ", ")})
 	}
 	f.Ready, f.Blockers = fc.OK(), fc.Reasons
+	f.Into, f.CheckedOutAt = fc.Into, fc.CheckedOutAt
 	return f, nil
 }
 
@@ -254,7 +255,7 @@ func (s *Store) PlanClean(ctx context.Context, slug string) (backend.CleanPlan, 
 	res := s.S.Clean(ctx, slug, o)
 	plan := backend.CleanPlan{}
 	for _, a := range res.Actions {
-		plan.Actions = append(plan.Actions, a.String())
+		plan.Actions = append(plan.Actions, planned(a))
 	}
 	if res.Parked != "" {
 		plan.Parked = []string{res.Parked}
@@ -263,6 +264,17 @@ func (s *Store) PlanClean(ctx context.Context, slug string) (backend.CleanPlan, 
 		return plan, skips(res)
 	}
 	return plan, nil
+}
+
+// planned is a dry run's action as the clean with cleanOptions does it:
+// the engine's dry run reports the run dir's removal whatever
+// KeepTranscript says, while the clean keeps run.json and the transcript
+// there (and removes the rest), so the confirmation says that.
+func planned(a runs.Action) string {
+	if a.Action == "remove-rundir" && cleanOptions.KeepTranscript {
+		return "keep-transcript: " + a.Detail + " (run.json and " + transcript.TranscriptName + " stay; the rest of the run dir goes)"
+	}
+	return a.String()
 }
 
 // Clean implements backend.Store: verdict cleanup, then the clean.

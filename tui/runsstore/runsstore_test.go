@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,5 +135,54 @@ func TestForecastThatCannotBeMadeBlocksMerge(t *testing.T) {
 	fc.Apply(&rv)
 	if rv.MergeReady || len(rv.MergeBlockers) != 1 {
 		t.Fatalf("applied %+v", rv)
+	}
+}
+
+// The clean's confirmation is planned with the options the clean uses:
+// it keeps run.json and the transcript, so the plan promises to keep
+// them, not to remove the run dir.
+func TestPlanCleanSaysWhatCleanDoes(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "runs")
+	if err := transcript.EnsureDir(root); err != nil {
+		t.Fatal(err)
+	}
+	dir := writeRun(t, root, "done-0001", map[string]any{
+		"schema_version": 2, "slug": "done-0001", "status": "completed", "sandbox": "none", "task": "t",
+		"started": "2026-01-02T03:04:05.000000+00:00", "ended": "2026-01-02T03:09:05.000000+00:00",
+	})
+	if err := os.WriteFile(filepath.Join(dir, transcript.TranscriptName), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "diff.patch"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	store := runsstore.New(runs.Open(root))
+	plan, err := store.PlanClean(t.Context(), "done-0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keeps bool
+	for _, a := range plan.Actions {
+		if strings.HasPrefix(a, "remove-rundir") {
+			t.Errorf("the plan removes the run dir, the clean keeps it: %q", plan.Actions)
+		}
+		if strings.HasPrefix(a, "keep-transcript: "+dir) {
+			keeps = true
+		}
+	}
+	if !keeps {
+		t.Fatalf("the plan does not say run.json and the transcript are kept: %q", plan.Actions)
+	}
+	if _, err := store.Clean(t.Context(), "done-0001", 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{transcript.RecordName, transcript.TranscriptName} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("the clean did not keep %s as planned: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "diff.patch")); !os.IsNotExist(err) {
+		t.Errorf("the clean kept the rest of the run dir: %v", err)
 	}
 }

@@ -55,6 +55,9 @@ type Model struct {
 	search    textinput.Model
 	searching bool
 	query     string
+	// keepTyped: the box was closed with ctrl+c, so the next open shows
+	// what was typed rather than the last search.
+	keepTyped bool
 
 	width, height int
 }
@@ -124,6 +127,20 @@ func (m Model) Expanded() bool { return m.expanded }
 // Capturing reports whether the search box has the keys.
 func (m Model) Capturing() bool { return m.searching }
 
+// CloseInput closes the search box without searching (ctrl+c); what was
+// typed is there when the box opens again.
+func (m *Model) CloseInput() {
+	if !m.searching {
+		return
+	}
+	m.searching = false
+	m.search.Blur()
+	m.keepTyped = true
+}
+
+// Typed is what the search box holds.
+func (m Model) Typed() string { return m.search.Value() }
+
 // SetSize sets the view's size.
 func (m *Model) SetSize(w, h int) {
 	m.width, m.height = w, h
@@ -188,7 +205,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	n := len(m.entries())
 	switch {
 	case key.Matches(k, kb.Back):
-		if m.expanded {
+		// Esc steps out of an expanded event first; q always leaves, as
+		// it does on every screen off the dashboard.
+		if m.expanded && k.String() == "esc" {
 			m.expanded = false
 			return m, nil
 		}
@@ -218,7 +237,10 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.detailAt = max(0, m.detailAt-max(1, m.height/2))
 	case key.Matches(k, kb.Search):
 		m.searching = true
-		m.search.SetValue(m.query)
+		if !m.keepTyped {
+			m.search.SetValue(m.query)
+		}
+		m.keepTyped = false
 		return m, m.search.Focus()
 	case key.Matches(k, kb.NextMatch):
 		m.jumpMatch(1, false)

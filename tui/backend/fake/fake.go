@@ -205,7 +205,7 @@ func (s *Store) Forecast(ctx context.Context, slug string) (backend.Forecast, er
 	if !ok {
 		return backend.Forecast{}, fmt.Errorf("no review for %s", slug)
 	}
-	return backend.Forecast{Ready: r.MergeReady, Blockers: r.MergeBlockers}, nil
+	return backend.Forecast{Ready: r.MergeReady, Blockers: r.MergeBlockers, Into: r.MergeInto, CheckedOutAt: r.MergeCheckedOutAt}, nil
 }
 
 // Accept implements backend.Store.
