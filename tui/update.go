@@ -70,7 +70,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 
-	case review.LoadedMsg, review.HighlightedMsg, review.PlanMsg:
+	case review.LoadedMsg, review.ForecastMsg, review.HighlightedMsg, review.PlanMsg:
 		if m.review == nil {
 			return m, nil
 		}

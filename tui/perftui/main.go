@@ -688,13 +688,20 @@ func reviewOpen(dir string, files int) {
 		start := time.Now()
 		m, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 		var first, forecast time.Duration
-		for _, msg := range collect(cmd) {
-			m, _ = m.Update(msg)
+		p := newPump(cmd)
+		for first == 0 || forecast == 0 {
+			msg, ok := p.next(5 * time.Second)
+			if !ok {
+				break
+			}
+			var next tea.Cmd
+			m, next = m.Update(msg)
+			p.add(next)
 			screen := m.(tui.Model).Render()
 			if first == 0 && strings.Contains(screen, "// tuned") {
 				first = time.Since(start)
 			}
-			if forecast == 0 && (strings.Contains(screen, "merge") && !strings.Contains(screen, "forecast…")) && first != 0 {
+			if forecast == 0 && first != 0 && !strings.Contains(screen, "merge forecast"+"…") {
 				forecast = time.Since(start)
 			}
 		}
@@ -704,4 +711,43 @@ func reviewOpen(dir string, files int) {
 	fmt.Printf("  first diff line on screen:     %8s   (target <= 150 ms)\n", pct(firsts, 50).Round(time.Millisecond))
 	fmt.Printf("  merge forecast on screen:      %8s   (after it; the diff is read meanwhile)\n", pct(forecasts, 50).Round(time.Millisecond))
 	fmt.Println()
+}
+
+// pump runs Cmds as the program would: a batch's parts side by side,
+// each message handed over as it arrives.
+type pump struct{ out chan tea.Msg }
+
+func newPump(cmd tea.Cmd) *pump {
+	p := &pump{out: make(chan tea.Msg, 64)}
+	p.add(cmd)
+	return p
+}
+
+func (p *pump) add(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	go func() {
+		msg := cmd()
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, part := range b {
+				p.add(part)
+			}
+			return
+		}
+		if msg != nil {
+			p.out <- msg
+		}
+	}()
+}
+
+// next is the next message, or false when none came within wait (what
+// is left are timers: a cursor blink, a tick).
+func (p *pump) next(wait time.Duration) (tea.Msg, bool) {
+	select {
+	case msg := <-p.out:
+		return msg, true
+	case <-time.After(wait):
+		return nil, false
+	}
 }

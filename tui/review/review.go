@@ -83,26 +83,43 @@ type (
 	TranscriptMsg struct{ Slug string }
 )
 
-// LoadCmd builds the Cmd that loads slug's review and parses its diff.
+// ForecastMsg carries the merge forecast of slug's review, which comes
+// after the diff (it tries the merge).
+type ForecastMsg struct {
+	Slug     string
+	Forecast backend.Forecast
+}
+
+// LoadCmd builds the Cmd that loads slug's review: the diff, read and
+// parsed. The merge forecast is asked for once the diff is on screen
+// (see LoadedMsg): run side by side, the two fight over the machine's
+// cores (both are many short git processes) and the diff came later.
 func LoadCmd(store backend.Store, slug string) tea.Cmd {
 	return func() tea.Msg {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 		defer cancel()
 		rv, err := store.Review(ctx, slug)
-		if err == nil {
-			fc, ferr := store.Forecast(ctx, slug)
-			if ferr != nil {
-				fc = backend.Forecast{Blockers: []string{ferr.Error()}}
-			}
-			fc.Apply(&rv)
-		}
 		msg := LoadedMsg{Slug: slug, Review: rv, Err: err}
 		if err == nil {
 			msg.Files = diff.Parse(rv.Patch)
 		}
 		msg.Took = time.Since(start)
 		return msg
+	}
+}
+
+// forecastCmd asks for the merge forecast; one that cannot be had is a
+// blocker (merge will not go ahead, and the review says why).
+func forecastCmd(store backend.Store, slug string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		fc, err := store.Forecast(ctx, slug)
+		if err != nil {
+			fc = backend.Forecast{Blockers: []string{"the merge forecast failed: " + err.Error()}}
+		}
+		return ForecastMsg{Slug: slug, Forecast: fc}
 	}
 }
 
@@ -153,16 +170,18 @@ type Model struct {
 	hl       *highlight.Highlighter
 	now      func() time.Time
 
-	run     backend.Run
-	loaded  bool
-	loadErr error
-	review  backend.Review
-	files   []diff.File
-	include []bool
-	file    int
-	scroll  int
-	colored map[chunkKey][]string
-	asked   map[chunkKey]bool
+	run    backend.Run
+	loaded bool
+	// forecast is the merge forecast once it arrived (nil until then).
+	forecast *backend.Forecast
+	loadErr  error
+	review   backend.Review
+	files    []diff.File
+	include  []bool
+	file     int
+	scroll   int
+	colored  map[chunkKey][]string
+	asked    map[chunkKey]bool
 	// shownAt is when the diff was first on screen; review time runs
 	// from here to the verdict key.
 	shownAt time.Time
@@ -297,6 +316,9 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.loaded = true
 		m.loadErr = msg.Err
 		m.review = msg.Review
+		if m.forecast != nil { // it came first
+			m.forecast.Apply(&m.review)
+		}
 		m.files = msg.Files
 		m.include = make([]bool, len(msg.Files))
 		for i := range m.include {
@@ -304,7 +326,20 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.shownAt = m.now()
 		m.syncKeys()
+		if msg.Err == nil && m.forecast == nil && m.store != nil {
+			return m, tea.Batch(m.colorCmd(), forecastCmd(m.store, m.run.Slug))
+		}
 		return m, m.colorCmd()
+	case ForecastMsg:
+		if msg.Slug != m.run.Slug {
+			return m, nil
+		}
+		fc := msg.Forecast
+		m.forecast = &fc
+		if m.loaded {
+			fc.Apply(&m.review)
+		}
+		return m, nil
 	case HighlightedMsg:
 		if msg.Slug == m.run.Slug {
 			m.colored[chunkKey{msg.File, msg.Chunk}] = msg.Lines
@@ -493,6 +528,11 @@ func (m Model) actionKey(k tea.KeyPressMsg) (Model, tea.Cmd, bool) {
 // cannot (the forecast knows its blockers before the key).
 func (m Model) mergeKey() (Model, tea.Cmd, bool) {
 	kb := m.keys
+	if m.forecast == nil {
+		m.modal = modalAlert
+		m.alert = []string{"the merge forecast is still being made (a merge is being tried); press " + kb.Merge.Help().Key + " again in a moment"}
+		return m, nil, true
+	}
 	if !m.review.MergeReady {
 		m.modal = modalAlert
 		m.alert = append([]string{"merge into " + termsafe.Line(m.mergeInto()) + " is not possible:"}, bullet(m.review.MergeBlockers, "the store gave no reason")...)

@@ -18,7 +18,10 @@ func (m Model) header() []string {
 	r := m.run
 	sep := s.Muted.Render(" " + theme.GlyphSep + " ")
 	title := s.Title.Render("Review") + " " + termsafe.Line(r.Slug)
-	meta := []string{string(r.Status)}
+	meta := []string{r.StateWord()}
+	if d := r.VerdictDetail(); d != "" {
+		meta = append(meta, termsafe.Line(d))
+	}
 	if r.Repo != "" {
 		meta = append(meta, termsafe.Line(baseName(r.Repo)))
 	}
@@ -47,6 +50,9 @@ func (m Model) header() []string {
 			code = fmt.Sprintf("exit %d", *v.ExitCode)
 		}
 		lines = append(lines, fit.Line(st.Render(g+" verify ")+termsafe.Line(v.Command)+s.Muted.Render(" ("+code+")"), w))
+	}
+	if m.loaded && m.loadErr == nil && m.forecast == nil {
+		lines = append(lines, fit.Line(s.Muted.Render("merge forecast"+theme.GlyphEllipsis+" (trying the merge)"), w))
 	}
 	warns := m.review.Warnings
 	const maxWarn = 3
