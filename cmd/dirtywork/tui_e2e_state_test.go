@@ -100,3 +100,52 @@ func TestE2ERunStatesAreHonest(t *testing.T) {
 		t.Errorf("only the uncleaned dead run is in the dead group:\n%s", screen)
 	}
 }
+
+// TestE2EStoppedShortRunResumesFromItsReview: a run out of turns that
+// left a compiled file behind shows its state in the review, leaves the
+// generated file out of the accept, and resumes from the review with
+// feedback (no verdict recorded).
+func TestE2EStoppedShortRunResumesFromItsReview(t *testing.T) {
+	e := newE2E(t, `{"turns":[
+		{"tool_calls":[
+			{"name":"write_file","arguments":{"path":"src/app.py","content":"def main():\n    return 2\n"}},
+			{"name":"write_file","arguments":{"path":"src/__pycache__/app.cpython-311.pyc","content":"compiled"}}
+		]},
+		{"finish":"done after the feedback"}
+	]}`)
+	payload, stderr, code := e.run("--max-turns", "1")
+	if code != 1 || payload["status"] != "max_turns" {
+		t.Fatalf("run: exit %d, %v\n%s", code, payload, stderr)
+	}
+	var slug string
+	for s := range records(t, e.home) {
+		slug = s
+	}
+	p := startTUI(t, 160, 40, []string{"DIRTYWORK_HOME=" + e.home, "TMPDIR=" + filepath.Dir(e.home)},
+		"tui", "--notify", "none", "--base-url", e.base)
+	p.waitText("needs review (1)", 30*time.Second)
+	p.keys("Enter")
+	screen, _ := p.waitFor("the review with its forecast", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "Review") && strings.Contains(s, "in the accept") && !strings.Contains(s, "merge forecast…")
+	})
+	for _, want := range []string{"max turns", "1 in the accept (1 generated left out)", "generated", "u resume with feedback"} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("the review lacks %q:\n%s", want, screen)
+		}
+	}
+	p.keys("u")
+	p.waitText("feedback", 30*time.Second)
+	p.typeText("finish it")
+	p.keys("C-s")
+	p.waitText("no verdict is recorded", 30*time.Second)
+	p.keys("y")
+	p.waitText("resumed as", 60*time.Second)
+	p.waitFor("the resumed run ended", 60*time.Second, func(s string) bool {
+		return strings.Contains(s, "needs review (1)") && strings.Contains(s, "finished (1)") ||
+			strings.Contains(s, "needs review (2)")
+	})
+	rec := records(t, e.home)[slug]
+	if v, _ := rec["verdict"].(string); v != "" {
+		t.Fatalf("resuming recorded verdict %q", v)
+	}
+}

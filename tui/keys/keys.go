@@ -63,21 +63,24 @@ type Review struct {
 	Merge          key.Binding
 	Reject         key.Binding
 	RejectFeedback key.Binding
-	Clean          key.Binding
-	ToggleFile     key.Binding
-	NextFile       key.Binding
-	PrevFile       key.Binding
-	NextHunk       key.Binding
-	PrevHunk       key.Binding
-	ScrollDown     key.Binding
-	ScrollUp       key.Binding
-	PageDown       key.Binding
-	PageUp         key.Binding
-	Stop           key.Binding
-	Editor         key.Binding
-	NextReview     key.Binding
-	Transcript     key.Binding
-	Back           key.Binding
+	// Resume continues a run that stopped short (stopped, dead, out of
+	// turns, stalled) with feedback, recording no verdict.
+	Resume     key.Binding
+	Clean      key.Binding
+	ToggleFile key.Binding
+	NextFile   key.Binding
+	PrevFile   key.Binding
+	NextHunk   key.Binding
+	PrevHunk   key.Binding
+	ScrollDown key.Binding
+	ScrollUp   key.Binding
+	PageDown   key.Binding
+	PageUp     key.Binding
+	Stop       key.Binding
+	Editor     key.Binding
+	NextReview key.Binding
+	Transcript key.Binding
+	Back       key.Binding
 }
 
 // Transcript are the keys of the focused transcript view.
@@ -221,6 +224,7 @@ func Default() Map {
 			Merge:          bind("merge", "m"),
 			Reject:         bind("reject", "r"),
 			RejectFeedback: bind("reject+feedback", "R"),
+			Resume:         bind("resume with feedback", "u"),
 			Clean:          bind("clean", "c"),
 			ToggleFile:     bind("toggle file", "space"),
 			NextFile:       bind("next file", "j", "down"),
@@ -324,6 +328,7 @@ func (m *Map) Bindings() map[string]*key.Binding {
 		"review.merge":               &m.Review.Merge,
 		"review.reject":              &m.Review.Reject,
 		"review.reject_feedback":     &m.Review.RejectFeedback,
+		"review.resume":              &m.Review.Resume,
 		"review.clean":               &m.Review.Clean,
 		"review.toggle_file":         &m.Review.ToggleFile,
 		"review.next_file":           &m.Review.NextFile,

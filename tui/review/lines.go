@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
 	"github.com/dirtywork/dirtywork/tui/backend"
 	"github.com/dirtywork/dirtywork/tui/fit"
@@ -43,8 +42,17 @@ func (m Model) mergeLine() string {
 	if at := m.review.MergeCheckedOutAt; at != "" {
 		into += " (checked out at " + termsafe.Line(at) + ")"
 	}
-	parts := []string{fmt.Sprintf("Merge %s into %s: %s", termsafe.Line(m.run.Slug), into, plural(len(m.files), "file"))}
-	if m.run.Verdict != transcript.VerdictAccept || m.run.AcceptedCommit == "" {
+	what := plural(len(m.files), "file")
+	if in := len(m.pendFiles); m.pendFiles != nil {
+		what = fmt.Sprintf("%d of %s (the rest left out)", in, plural(len(m.files), "file"))
+	}
+	parts := []string{fmt.Sprintf("Merge %s into %s: %s", termsafe.Line(m.run.Slug), into, what)}
+	switch {
+	case m.accepted():
+		parts[0] = fmt.Sprintf("Merge %s into %s: its accepted commit %s", termsafe.Line(m.run.Slug), into, termsafe.Line(short(m.run.AcceptedCommit)))
+	case m.pendFiles != nil:
+		parts = append(parts, "records verdict accept and commits those files first")
+	default:
 		parts = append(parts, "records verdict accept and commits the run's changes first")
 	}
 	for _, w := range m.review.Warnings {
@@ -88,6 +96,13 @@ func (m Model) resumeLine(feedback string) string {
 		clip(termsafe.Line(live.FirstLine(feedback)), 60) + "”."
 }
 
+// continueLine is the question before resuming a run that stopped short
+// (no verdict is recorded).
+func (m Model) continueLine(feedback string) string {
+	return "Resume " + termsafe.Line(m.run.Slug) + " (" + termsafe.Line(m.run.StateWord()) + ") as a new run with your feedback: “" +
+		clip(termsafe.Line(live.FirstLine(feedback)), 60) + "”; no verdict is recorded."
+}
+
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
@@ -102,4 +117,12 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + fit.Ellipsis
+}
+
+// short is a commit id's first 7 digits.
+func short(id string) string {
+	if len(id) > 7 {
+		return id[:7]
+	}
+	return id
 }

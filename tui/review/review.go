@@ -190,6 +190,9 @@ type Model struct {
 	alert    []string
 	plan     backend.CleanPlan
 	pendSecs float64 // review seconds captured at the key of a two-step verdict
+	// pendFiles are the files a merge accepts first (nil: the whole
+	// change, or a run accepted already).
+	pendFiles []string
 	// ask is the confirmation of a consequential action, pend the action
 	// it asks about.
 	ask  Confirm
@@ -197,6 +200,8 @@ type Model struct {
 	// sendText is the feedback a confirmed reject with resume sends.
 	sendText string
 	feedback textarea.Model
+	// resumeOnly is set while the feedback box resumes without a verdict.
+	resumeOnly bool
 	// keepFeedback: the box was closed with ctrl+c, so the next open shows
 	// what was typed.
 	keepFeedback bool
@@ -291,6 +296,20 @@ func (m *Model) SetSize(w, h int) {
 	m.feedback.SetHeight(max(3, min(h-10, 10)))
 }
 
+// Resumable reports a run that stopped short of its task, whose next
+// action is to go on: stopped, dead (its process gone before it recorded
+// an end), out of turns or time, stalled or stuck.
+func Resumable(r backend.Run) bool {
+	if r.Phase() == backend.PhaseDead {
+		return true
+	}
+	switch r.Status {
+	case transcript.StatusInterrupted, transcript.StatusMaxTurns, transcript.StatusTimeout, transcript.StatusStalled, transcript.StatusStuck:
+		return true
+	}
+	return false
+}
+
 // syncKeys enables the keys that can act now, so the help bar never
 // offers one that does nothing.
 func (m *Model) syncKeys() {
@@ -299,6 +318,7 @@ func (m *Model) syncKeys() {
 	for _, b := range []*key.Binding{&m.keys.Accept, &m.keys.Merge, &m.keys.Reject, &m.keys.RejectFeedback, &m.keys.Clean} {
 		b.SetEnabled(!live)
 	}
+	m.keys.Resume.SetEnabled(Resumable(m.run))
 	hasFiles := len(m.files) > 0
 	for _, b := range []*key.Binding{&m.keys.ToggleFile, &m.keys.NextFile, &m.keys.PrevFile, &m.keys.NextHunk, &m.keys.PrevHunk} {
 		b.SetEnabled(hasFiles)
@@ -320,9 +340,12 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			m.forecast.Apply(&m.review)
 		}
 		m.files = msg.Files
+		// Build and generated files (caches, dependency trees, compiled
+		// files) start left out of the accept: a reviewer puts one back
+		// with the toggle key; nobody means to commit __pycache__.
 		m.include = make([]bool, len(msg.Files))
-		for i := range m.include {
-			m.include[i] = true
+		for i, f := range msg.Files {
+			m.include[i] = !diff.Generated(f.Path)
 		}
 		m.shownAt = m.now()
 		m.syncKeys()
@@ -440,11 +463,15 @@ func (m Model) confirmKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, m.stopCmd()
 	case pendingMerge:
 		m.busy = "merge"
-		return m, m.mergeCmd(m.pendSecs)
+		return m, m.mergeCmd(m.pendFiles, m.pendSecs)
 	case pendingClean:
 		m.busy = "clean"
 		return m, m.cleanCmd(m.pendSecs)
 	case pendingResume:
+		if m.resumeOnly {
+			m.busy = "resume"
+			return m, m.resumeCmd(m.sendText)
+		}
 		m.busy = "reject with feedback"
 		return m, m.rejectFeedbackCmd(m.sendText, m.pendSecs)
 	}
@@ -468,6 +495,10 @@ func (m Model) feedbackKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		// Cancelling the question keeps the text for the next open.
 		m.keepFeedback = true
 		m.sendText = text
+		if m.resumeOnly {
+			m.askFirst(pendingResume, m.continueLine(text), "resume")
+			return m, nil
+		}
 		m.askFirst(pendingResume, m.resumeLine(text), "reject and resume")
 		return m, nil
 	}
@@ -506,8 +537,9 @@ func (m Model) actionKey(k tea.KeyPressMsg) (Model, tea.Cmd, bool) {
 	case key.Matches(k, kb.Reject):
 		m.busy = "reject"
 		return m, m.verdictCmd(transcript.VerdictReject, m.reviewSeconds()), true
-	case key.Matches(k, kb.RejectFeedback):
+	case key.Matches(k, kb.RejectFeedback, kb.Resume):
 		m.pendSecs = m.reviewSeconds()
+		m.resumeOnly = key.Matches(k, kb.Resume)
 		m.modal = modalFeedback
 		if !m.keepFeedback {
 			m.feedback.Reset()
@@ -538,14 +570,27 @@ func (m Model) mergeKey() (Model, tea.Cmd, bool) {
 		m.alert = append([]string{"merge into " + termsafe.Line(m.mergeInto()) + " is not possible:"}, bullet(m.review.MergeBlockers, "the store gave no reason")...)
 		return m, nil, true
 	}
-	if !m.allIncluded() {
+	// A run not yet accepted is accepted with the files left in (the
+	// generated ones start left out), then merged: the merge takes what
+	// the accept committed. An accepted run merges its accepted commit.
+	files, any := m.selectedFiles()
+	if !any && !m.accepted() {
 		m.modal = modalAlert
-		m.alert = []string{"merge takes the whole change; accept the selected files with " + kb.Accept.Help().Key + " instead"}
+		m.alert = []string{"no file is in the accept; put one back with " + kb.ToggleFile.Help().Key}
 		return m, nil, true
 	}
+	if m.accepted() {
+		files = nil
+	}
 	m.pendSecs = m.reviewSeconds()
+	m.pendFiles = files
 	m.askFirst(pendingMerge, m.mergeLine(), "merge")
 	return m, nil, true
+}
+
+// accepted reports a run accepted with a commit (a merge takes that).
+func (m Model) accepted() bool {
+	return m.run.Verdict == transcript.VerdictAccept && m.run.AcceptedCommit != ""
 }
 
 // moveKey moves through the files, hunks and lines of the diff, and
@@ -727,11 +772,18 @@ func (m Model) acceptCmd(files []string, secs float64) tea.Cmd {
 	}
 }
 
-func (m Model) mergeCmd(secs float64) tea.Cmd {
+// mergeCmd merges; with files, it accepts those first (so the merge
+// takes only them).
+func (m Model) mergeCmd(files []string, secs float64) tea.Cmd {
 	store, slug := m.store, m.run.Slug
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
 		defer cancel()
+		if files != nil {
+			if out, err := store.Accept(ctx, slug, backend.AcceptOptions{Files: files, ReviewSeconds: secs}); err != nil {
+				return DoneMsg{Slug: slug, Action: "merge", Outcome: out, Err: fmt.Errorf("accept before the merge: %w", err)}
+			}
+		}
 		out, err := store.Merge(ctx, slug, secs)
 		return DoneMsg{Slug: slug, Action: "merge", Outcome: out, Err: err}
 	}
@@ -763,6 +815,24 @@ func (m Model) rejectFeedbackCmd(feedback string, secs float64) tea.Cmd {
 			Slug: slug, Action: "reject with feedback", Resumed: &l,
 			Outcome: backend.Outcome{Message: "rejected; resumed as " + l.Slug},
 		}
+	}
+}
+
+// resumeCmd resumes the run with feedback, recording no verdict: the
+// run stopped short, it was not judged.
+func (m Model) resumeCmd(feedback string) tea.Cmd {
+	launcher, run, slug := m.launcher, m.run, m.run.Slug
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+		defer cancel()
+		if launcher == nil {
+			return DoneMsg{Slug: slug, Action: "resume", Err: backend.ErrNotSupported}
+		}
+		l, err := launcher.Resume(ctx, run, feedback)
+		if err != nil {
+			return DoneMsg{Slug: slug, Action: "resume", Err: err}
+		}
+		return DoneMsg{Slug: slug, Action: "resume", Resumed: &l, Outcome: backend.Outcome{Message: "resumed as " + l.Slug}}
 	}
 }
 
@@ -811,14 +881,14 @@ func (m Model) ShortHelp() []key.Binding {
 		return []key.Binding{key.NewBinding(key.WithKeys("any"), key.WithHelp("any key", "close"))}
 	}
 	k := m.keys
-	return []key.Binding{k.Accept, k.Merge, k.Reject, k.RejectFeedback, k.Clean, k.ToggleFile, k.NextFile, k.NextHunk, k.Back}
+	return []key.Binding{k.Resume, k.Accept, k.Merge, k.Reject, k.RejectFeedback, k.Clean, k.ToggleFile, k.NextFile, k.NextHunk, k.Back}
 }
 
 // FullHelp is the review's part of the full help.
 func (m Model) FullHelp() [][]key.Binding {
 	k := m.keys
 	return [][]key.Binding{
-		{k.Accept, k.Merge, k.Reject, k.RejectFeedback, k.Clean},
+		{k.Accept, k.Merge, k.Reject, k.RejectFeedback, k.Resume, k.Clean},
 		{k.ToggleFile, k.NextFile, k.PrevFile, k.NextHunk, k.PrevHunk},
 		{k.ScrollDown, k.ScrollUp, k.PageDown, k.PageUp},
 		{k.Stop, k.Editor, k.Transcript, k.NextReview, k.Back},

@@ -154,9 +154,19 @@ func (m Model) fileList(w, h int) []string {
 		}
 	}
 	added, deleted := diff.Totals(m.files)
+	generated := 0
+	for i, f := range m.files {
+		if !m.include[i] && diff.Generated(f.Path) {
+			generated++
+		}
+	}
+	inAccept := fmt.Sprintf("%d in the accept", in)
+	if generated > 0 {
+		inAccept += fmt.Sprintf(" (%d generated left out)", generated)
+	}
 	lines := []string{
 		fit.Line(s.Bold.Render(fmt.Sprintf("%d files", len(m.files)))+" "+s.DiffAdd.Render(fmt.Sprintf("+%d", added))+" "+s.DiffDel.Render(fmt.Sprintf("−%d", deleted)), w),
-		fit.Line(s.Muted.Render(fmt.Sprintf("%d in the accept", in)), w),
+		fit.Line(s.Muted.Render(inAccept), w),
 	}
 	rows := h - len(lines)
 	start := 0
@@ -176,6 +186,9 @@ func (m Model) fileList(w, h int) []string {
 		name := termsafe.Line(f.Path)
 		if f.Status == "renamed" {
 			name = termsafe.Line(f.OldPath) + " → " + name
+		}
+		if !m.include[i] && diff.Generated(f.Path) {
+			counts = s.Muted.Render("generated")
 		}
 		cw := fit.Width(counts)
 		cur := "  "
