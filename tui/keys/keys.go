@@ -84,6 +84,8 @@ type Review struct {
 type Transcript struct {
 	Prev      key.Binding
 	Next      key.Binding
+	Up        key.Binding
+	Down      key.Binding
 	First     key.Binding
 	Last      key.Binding
 	Expand    key.Binding
@@ -91,6 +93,8 @@ type Transcript struct {
 	NextMatch key.Binding
 	PrevMatch key.Binding
 	Follow    key.Binding
+	HalfDown  key.Binding
+	HalfUp    key.Binding
 	PageDown  key.Binding
 	PageUp    key.Binding
 	Back      key.Binding
@@ -240,15 +244,19 @@ func Default() Map {
 		Transcript: Transcript{
 			Prev:      bind("prev event", "h", "left"),
 			Next:      bind("next event", "l", "right"),
-			First:     bind("first", "g", "home"),
-			Last:      bind("last", "G", "end"),
+			Up:        bind("up", "up", "k"),
+			Down:      bind("down", "down", "j"),
+			First:     bind("first", "home", "g"),
+			Last:      bind("last", "end", "G"),
 			Expand:    bind("expand", "enter", "space"),
 			Search:    bind("search", "/"),
 			NextMatch: bind("next match", "n"),
 			PrevMatch: bind("prev match", "N"),
 			Follow:    bind("follow", "F"),
-			PageDown:  bind("page down", "pgdown", "ctrl+d"),
-			PageUp:    bind("page up", "pgup", "ctrl+u"),
+			HalfDown:  bind("half page down", "ctrl+d"),
+			HalfUp:    bind("half page up", "ctrl+u"),
+			PageDown:  bind("page down", "pgdown"),
+			PageUp:    bind("page up", "pgup"),
 			Back:      bind("back", "esc", "q"),
 		},
 		Form: Form{
@@ -341,6 +349,8 @@ func (m *Map) Bindings() map[string]*key.Binding {
 		"review.back":                &m.Review.Back,
 		"transcript.prev":            &m.Transcript.Prev,
 		"transcript.next":            &m.Transcript.Next,
+		"transcript.up":              &m.Transcript.Up,
+		"transcript.down":            &m.Transcript.Down,
 		"transcript.first":           &m.Transcript.First,
 		"transcript.last":            &m.Transcript.Last,
 		"transcript.expand":          &m.Transcript.Expand,
@@ -348,6 +358,8 @@ func (m *Map) Bindings() map[string]*key.Binding {
 		"transcript.next_match":      &m.Transcript.NextMatch,
 		"transcript.prev_match":      &m.Transcript.PrevMatch,
 		"transcript.follow":          &m.Transcript.Follow,
+		"transcript.half_down":       &m.Transcript.HalfDown,
+		"transcript.half_up":         &m.Transcript.HalfUp,
 		"transcript.page_down":       &m.Transcript.PageDown,
 		"transcript.page_up":         &m.Transcript.PageUp,
 		"transcript.back":            &m.Transcript.Back,
