@@ -120,8 +120,16 @@ type Confirm struct {
 
 // Stats are the keys of the statistics view.
 type Stats struct {
-	Group key.Binding
-	Back  key.Binding
+	Up       key.Binding
+	Down     key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+	HalfDown key.Binding
+	HalfUp   key.Binding
+	PageDown key.Binding
+	PageUp   key.Binding
+	Group    key.Binding
+	Back     key.Binding
 }
 
 // Bench are the keys of the bench view's tables: the cursor moves over
@@ -274,8 +282,17 @@ func Default() Map {
 			No:  bind("no", "n", "esc"),
 		},
 		Stats: Stats{
-			Group: bind("group by", "g", "tab"),
-			Back:  bind("back", "esc", "q"),
+			Up:     bind("up", "up", "k"),
+			Down:   bind("down", "down", "j"),
+			Top:    bind("top", "home"), // g groups, as it did before the table scrolled
+			Bottom: bind("bottom", "end", "G"),
+			// The same keys as the runs list's.
+			HalfDown: bind("half page down", "ctrl+d"),
+			HalfUp:   bind("half page up", "ctrl+u"),
+			PageDown: bind("page down", "pgdown"),
+			PageUp:   bind("page up", "pgup"),
+			Group:    bind("group by", "g", "tab"),
+			Back:     bind("back", "esc", "q"),
 		},
 		Bench: Bench{
 			Up:             bind("up", "up", "k"),
@@ -371,6 +388,14 @@ func (m *Map) Bindings() map[string]*key.Binding {
 		"form.complete":              &m.Form.Complete,
 		"confirm.yes":                &m.Confirm.Yes,
 		"confirm.no":                 &m.Confirm.No,
+		"stats.up":                   &m.Stats.Up,
+		"stats.down":                 &m.Stats.Down,
+		"stats.top":                  &m.Stats.Top,
+		"stats.bottom":               &m.Stats.Bottom,
+		"stats.half_down":            &m.Stats.HalfDown,
+		"stats.half_up":              &m.Stats.HalfUp,
+		"stats.page_down":            &m.Stats.PageDown,
+		"stats.page_up":              &m.Stats.PageUp,
 		"stats.group":                &m.Stats.Group,
 		"stats.back":                 &m.Stats.Back,
 		"bench.up":                   &m.Bench.Up,
