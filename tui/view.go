@@ -106,7 +106,17 @@ func (m Model) statusLine() string {
 
 func (m Model) helpView() []string {
 	if m.fullHelp {
-		return strings.Split(m.help.FullHelpView(m.fullHelpGroups()), "\n")
+		lines := m.fullHelpLines()
+		limit := m.helpLimit()
+		if len(lines) <= limit {
+			return lines
+		}
+		// Too tall: a window on it, and a line saying where it is.
+		top := min(max(0, m.helpTop), len(lines)-(limit-1))
+		shown := slices.Clone(lines[top : top+limit-1])
+		note := m.styles.Muted.Render(m.keys.Runs.Down.Help().Key + "/" + m.keys.Runs.Up.Help().Key + " scroll the help")
+		where := m.styles.Muted.Render(fit.Position(top+limit-2, len(lines)))
+		return append(shown, fit.Spread(note, where, m.width))
 	}
 	return []string{fit.Line(m.help.ShortHelpView(m.fitShortHelp(m.shortHelp())), m.width)}
 }

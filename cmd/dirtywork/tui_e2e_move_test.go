@@ -172,4 +172,37 @@ func TestE2ENarrowMoveAndHelpBar(t *testing.T) {
 	p.waitText("model-29", 30*time.Second)
 	p.keys("q")
 	p.waitText("Runs 30", 30*time.Second)
+	// The full help fits at 80×24 in bands: nothing is cut at the right.
+	p.keys("?")
+	p.waitFor("the full help whole", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "4 pane 4") && strings.Contains(s, "q/ctrl+c quit") && strings.Contains(s, "drop queued")
+	})
+}
+
+// TestE2EFullHelpScrolls: on a screen too short for it, the full help is
+// a window that j, G and g move, its foot saying where it is.
+func TestE2EFullHelpScrolls(t *testing.T) {
+	t.Parallel()
+	home := filepath.Join(t.TempDir(), "home")
+	moveRun(t, home, "run-0001", "devstral", 3)
+	p := startTUI(t, 80, 16, []string{"DIRTYWORK_HOME=" + home}, "tui", "--notify", "none")
+	p.waitText("Runs 1", 30*time.Second)
+	foot := func(what, pos string) {
+		t.Helper()
+		p.waitFor(what, 30*time.Second, func(s string) bool {
+			b := helpBar(s)
+			return strings.Contains(b, "scroll the help") && strings.HasSuffix(strings.TrimRight(b, " "), " "+pos)
+		})
+	}
+	p.keys("?")
+	foot("the help's window at its start", "7/10")
+	p.keys("j")
+	foot("j a line on", "8/10")
+	p.keys("G")
+	foot("G at its end", "10/10")
+	p.waitText("q/ctrl+c quit", 30*time.Second)
+	p.keys("g")
+	foot("g at its start", "7/10")
+	p.keys("?")
+	p.waitFor("the help closed", 30*time.Second, func(s string) bool { return strings.Contains(helpBar(s), "? help") })
 }
