@@ -180,6 +180,7 @@ type Model struct {
 
 	help     help.Model
 	fullHelp bool
+	helpTop  int // the first line of the full help shown, when it scrolls
 
 	// listDirty says the runs list needs rebuilding: runs or the queue
 	// changed, or a run's live state was replaced. Entries arriving for a

@@ -1,7 +1,13 @@
 package tui
 
 import (
+	"slices"
+	"strings"
+
 	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/dirtywork/dirtywork/tui/fit"
 )
 
 // sideBySide is the width from which the runs list stands beside the
@@ -172,4 +178,63 @@ func (m Model) fullHelpGroups() [][]key.Binding {
 		[]key.Binding{d.NextReview, d.Launch, d.Stats, d.Bench, d.FocusNext, d.Zoom},
 		[]key.Binding{d.Pane1, d.Pane2, d.Pane3, d.Pane4},
 		common)
+}
+
+// fullHelpLines is the full help laid out for the width: its columns side
+// by side while they fit, the rest in bands below, so no column is cut
+// off at the right (the one with ? and q comes last).
+func (m Model) fullHelpLines() []string {
+	wide := m.help
+	wide.SetWidth(0)
+	var out []string
+	var band [][]key.Binding
+	for _, g := range m.fullHelpGroups() {
+		next := append(slices.Clone(band), g)
+		if len(band) > 0 && fit.Width(wide.FullHelpView(next)) > m.width {
+			out = append(out, strings.Split(wide.FullHelpView(band), "\n")...)
+			next = [][]key.Binding{g}
+		}
+		band = next
+	}
+	if len(band) > 0 {
+		out = append(out, strings.Split(wide.FullHelpView(band), "\n")...)
+	}
+	return out
+}
+
+// helpLimit is the most lines the full help takes: half the screen, so
+// the screen it explains stays in sight.
+func (m Model) helpLimit() int { return max(3, m.height/2) }
+
+// scrollHelp moves a full help taller than its room with the list's keys;
+// it reports whether k was one of them.
+func (m *Model) scrollHelp(k tea.KeyPressMsg) bool {
+	n, limit := len(m.fullHelpLines()), m.helpLimit()
+	if n <= limit {
+		return false
+	}
+	r, page := m.keys.Runs, limit-1
+	maxTop := n - page
+	switch {
+	case key.Matches(k, r.Up):
+		m.helpTop--
+	case key.Matches(k, r.Down):
+		m.helpTop++
+	case key.Matches(k, r.Top):
+		m.helpTop = 0
+	case key.Matches(k, r.Bottom):
+		m.helpTop = maxTop
+	case key.Matches(k, r.HalfDown):
+		m.helpTop += max(1, page/2)
+	case key.Matches(k, r.HalfUp):
+		m.helpTop -= max(1, page/2)
+	case key.Matches(k, r.PageDown):
+		m.helpTop += page
+	case key.Matches(k, r.PageUp):
+		m.helpTop -= page
+	default:
+		return false
+	}
+	m.helpTop = max(0, min(m.helpTop, maxTop))
+	return true
 }

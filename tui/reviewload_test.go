@@ -20,8 +20,10 @@ func TestReviewShowsTheDiffBeforeTheForecast(t *testing.T) {
 	if !strings.Contains(screen, "merge forecast…") {
 		t.Fatalf("the review does not say the forecast is coming:\n%s", screen)
 	}
+	// A verdict key pressed now waits for the forecast (which is trying
+	// the merge in the run's repository), then acts.
 	h.key("m")
-	if !strings.Contains(h.screen(), "still being made") {
+	if !strings.Contains(h.screen(), "waiting for the merge forecast") {
 		t.Fatalf("merge before the forecast:\n%s", h.screen())
 	}
 	for _, c := range h.store.Calls() {
@@ -29,9 +31,8 @@ func TestReviewShowsTheDiffBeforeTheForecast(t *testing.T) {
 			t.Fatal("merged without a forecast")
 		}
 	}
-	h.key("esc")
 	close(hold)
-	h.until("the forecast", func() bool { return !strings.Contains(h.screen(), "merge forecast…") })
-	h.key("m", "y")
+	h.until("the merge question", func() bool { return strings.Contains(h.screen(), "y/enter merge") })
+	h.key("y")
 	lastCall(t, h.store, "Merge")
 }

@@ -221,7 +221,11 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	m.quitArmed = false
 	if !m.capturing() && key.Matches(k, m.keys.Common.Help) && m.screen != screenLaunch {
 		m.fullHelp = !m.fullHelp
+		m.helpTop = 0
 		m.layout()
+		return m, nil
+	}
+	if m.fullHelp && !m.capturing() && m.scrollHelp(k) {
 		return m, nil
 	}
 	switch m.screen {

@@ -3,8 +3,10 @@ package tui
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/dirtywork/dirtywork/transcript/termsafe"
@@ -104,9 +106,57 @@ func (m Model) statusLine() string {
 
 func (m Model) helpView() []string {
 	if m.fullHelp {
-		return strings.Split(m.help.FullHelpView(m.fullHelpGroups()), "\n")
+		lines := m.fullHelpLines()
+		limit := m.helpLimit()
+		if len(lines) <= limit {
+			return lines
+		}
+		// Too tall: a window on it, and a line saying where it is.
+		top := min(max(0, m.helpTop), len(lines)-(limit-1))
+		shown := slices.Clone(lines[top : top+limit-1])
+		note := m.styles.Muted.Render(m.keys.Runs.Down.Help().Key + "/" + m.keys.Runs.Up.Help().Key + " scroll the help")
+		where := m.styles.Muted.Render(fit.Position(top+limit-2, len(lines)))
+		return append(shown, fit.Spread(note, where, m.width))
 	}
-	return []string{fit.Line(m.help.ShortHelpView(m.shortHelp()), m.width)}
+	return []string{fit.Line(m.help.ShortHelpView(m.fitShortHelp(m.shortHelp())), m.width)}
+}
+
+// fitShortHelp drops entries from the right of the help bar until it
+// fits the width, but never the help key nor the one that quits or goes
+// back (q): on a narrow terminal those are the ones a person must find.
+func (m Model) fitShortHelp(bs []key.Binding) []key.Binding {
+	c := m.keys.Common
+	kept := map[string]bool{}
+	for _, k := range c.Help.Keys() {
+		kept[k] = true
+	}
+	for _, k := range c.Quit.Keys() {
+		if k != "ctrl+c" { // ctrl+c quits everywhere; q is the key to show
+			kept[k] = true
+		}
+	}
+	keep := func(b key.Binding) bool {
+		return slices.ContainsFunc(b.Keys(), func(k string) bool { return kept[k] })
+	}
+	out := slices.DeleteFunc(slices.Clone(bs), func(b key.Binding) bool { return !b.Enabled() })
+	if !slices.ContainsFunc(out, keep) {
+		return out // nothing to save: the bar's own cut (…) says there is more
+	}
+	wide := m.help
+	wide.SetWidth(0)
+	for fit.Width(wide.ShortHelpView(out)) > m.width {
+		last := -1
+		for i := len(out) - 1; i >= 0 && last < 0; i-- {
+			if !keep(out[i]) {
+				last = i
+			}
+		}
+		if last < 0 {
+			break // what is left must stay; the bar cuts it at the edge
+		}
+		out = slices.Delete(out, last, last+1)
+	}
+	return out
 }
 
 // dashboard draws the list and the panes: each block is fitted to its

@@ -236,7 +236,11 @@ func TestE2EDemoCockpit(t *testing.T) {
 	p.waitFreshReview(home)
 	time.Sleep(1200 * time.Millisecond)
 	p.keys("a")
-	p.waitText("accepted ", 30*time.Second)
+	// The accept's own message: the review's header says "accepted" as
+	// soon as the verdict is recorded.
+	p.waitFor("the accept's message", 60*time.Second, func(s string) bool {
+		return strings.Contains(s, "accepted ") && !strings.Contains(s, "Review ")
+	})
 	var accepted string
 	for slug, r := range records(t, home) {
 		if r["verdict"] == "accept" {
@@ -273,7 +277,11 @@ func TestE2EDemoCockpit(t *testing.T) {
 	p.waitText("refs/dirtywork/parked/", 20*time.Second)
 	p.waitText("y/enter clean", 20*time.Second)
 	p.keys("y")
-	p.waitText("cleaned ", 30*time.Second)
+	// The clean's own message (the review's header says "cleaned" as soon
+	// as the verdict is recorded, before the work is parked).
+	p.waitFor("the clean's message", 60*time.Second, func(s string) bool {
+		return strings.Contains(s, "cleaned ") && !strings.Contains(s, "Review ")
+	})
 	var cleaned string
 	for slug, r := range records(t, home) {
 		if r["verdict"] == "cleanup" {

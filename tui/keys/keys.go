@@ -87,6 +87,8 @@ type Review struct {
 type Transcript struct {
 	Prev      key.Binding
 	Next      key.Binding
+	Up        key.Binding
+	Down      key.Binding
 	First     key.Binding
 	Last      key.Binding
 	Expand    key.Binding
@@ -94,6 +96,8 @@ type Transcript struct {
 	NextMatch key.Binding
 	PrevMatch key.Binding
 	Follow    key.Binding
+	HalfDown  key.Binding
+	HalfUp    key.Binding
 	PageDown  key.Binding
 	PageUp    key.Binding
 	Back      key.Binding
@@ -119,8 +123,16 @@ type Confirm struct {
 
 // Stats are the keys of the statistics view.
 type Stats struct {
-	Group key.Binding
-	Back  key.Binding
+	Up       key.Binding
+	Down     key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+	HalfDown key.Binding
+	HalfUp   key.Binding
+	PageDown key.Binding
+	PageUp   key.Binding
+	Group    key.Binding
+	Back     key.Binding
 }
 
 // Bench are the keys of the bench view's tables: the cursor moves over
@@ -244,15 +256,19 @@ func Default() Map {
 		Transcript: Transcript{
 			Prev:      bind("prev event", "h", "left"),
 			Next:      bind("next event", "l", "right"),
-			First:     bind("first", "g", "home"),
-			Last:      bind("last", "G", "end"),
+			Up:        bind("up", "up", "k"),
+			Down:      bind("down", "down", "j"),
+			First:     bind("first", "home", "g"),
+			Last:      bind("last", "end", "G"),
 			Expand:    bind("expand", "enter", "space"),
 			Search:    bind("search", "/"),
 			NextMatch: bind("next match", "n"),
 			PrevMatch: bind("prev match", "N"),
 			Follow:    bind("follow", "F"),
-			PageDown:  bind("page down", "pgdown", "ctrl+d"),
-			PageUp:    bind("page up", "pgup", "ctrl+u"),
+			HalfDown:  bind("half page down", "ctrl+d"),
+			HalfUp:    bind("half page up", "ctrl+u"),
+			PageDown:  bind("page down", "pgdown"),
+			PageUp:    bind("page up", "pgup"),
 			Back:      bind("back", "esc", "q"),
 		},
 		Form: Form{
@@ -270,8 +286,17 @@ func Default() Map {
 			No:  bind("no", "n", "esc"),
 		},
 		Stats: Stats{
-			Group: bind("group by", "g", "tab"),
-			Back:  bind("back", "esc", "q"),
+			Up:     bind("up", "up", "k"),
+			Down:   bind("down", "down", "j"),
+			Top:    bind("top", "home"), // g groups, as it did before the table scrolled
+			Bottom: bind("bottom", "end", "G"),
+			// The same keys as the runs list's.
+			HalfDown: bind("half page down", "ctrl+d"),
+			HalfUp:   bind("half page up", "ctrl+u"),
+			PageDown: bind("page down", "pgdown"),
+			PageUp:   bind("page up", "pgup"),
+			Group:    bind("group by", "g", "tab"),
+			Back:     bind("back", "esc", "q"),
 		},
 		Bench: Bench{
 			Up:             bind("up", "up", "k"),
@@ -346,6 +371,8 @@ func (m *Map) Bindings() map[string]*key.Binding {
 		"review.back":                &m.Review.Back,
 		"transcript.prev":            &m.Transcript.Prev,
 		"transcript.next":            &m.Transcript.Next,
+		"transcript.up":              &m.Transcript.Up,
+		"transcript.down":            &m.Transcript.Down,
 		"transcript.first":           &m.Transcript.First,
 		"transcript.last":            &m.Transcript.Last,
 		"transcript.expand":          &m.Transcript.Expand,
@@ -353,6 +380,8 @@ func (m *Map) Bindings() map[string]*key.Binding {
 		"transcript.next_match":      &m.Transcript.NextMatch,
 		"transcript.prev_match":      &m.Transcript.PrevMatch,
 		"transcript.follow":          &m.Transcript.Follow,
+		"transcript.half_down":       &m.Transcript.HalfDown,
+		"transcript.half_up":         &m.Transcript.HalfUp,
 		"transcript.page_down":       &m.Transcript.PageDown,
 		"transcript.page_up":         &m.Transcript.PageUp,
 		"transcript.back":            &m.Transcript.Back,
@@ -364,6 +393,14 @@ func (m *Map) Bindings() map[string]*key.Binding {
 		"form.complete":              &m.Form.Complete,
 		"confirm.yes":                &m.Confirm.Yes,
 		"confirm.no":                 &m.Confirm.No,
+		"stats.up":                   &m.Stats.Up,
+		"stats.down":                 &m.Stats.Down,
+		"stats.top":                  &m.Stats.Top,
+		"stats.bottom":               &m.Stats.Bottom,
+		"stats.half_down":            &m.Stats.HalfDown,
+		"stats.half_up":              &m.Stats.HalfUp,
+		"stats.page_down":            &m.Stats.PageDown,
+		"stats.page_up":              &m.Stats.PageUp,
 		"stats.group":                &m.Stats.Group,
 		"stats.back":                 &m.Stats.Back,
 		"bench.up":                   &m.Bench.Up,

@@ -172,8 +172,10 @@ type Model struct {
 
 	run    backend.Run
 	loaded bool
-	// forecast is the merge forecast once it arrived (nil until then).
+	// forecast is the merge forecast once it arrived (nil until then);
+	// held is a verdict key pressed before it, acted on when it comes.
 	forecast *backend.Forecast
+	held     *tea.KeyPressMsg
 	loadErr  error
 	review   backend.Review
 	files    []diff.File
@@ -362,6 +364,11 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		if m.loaded {
 			fc.Apply(&m.review)
 		}
+		if m.held != nil {
+			k := *m.held
+			m.held, m.busy, m.modal = nil, "", modalNone
+			return m.Update(k)
+		}
 		return m, nil
 	case HighlightedMsg:
 		if msg.Slug == m.run.Slug {
@@ -429,6 +436,15 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, nil
 	}
 	if m.busy != "" && !key.Matches(k, kb.Back) {
+		return m, nil
+	}
+	// A verdict key waits for the merge forecast, which is still trying
+	// the merge in the run's repository: an accept or a clean beside it
+	// would race it there. The key is acted on when the forecast comes.
+	if m.forecast == nil && m.loadErr == nil && key.Matches(k, kb.Accept, kb.Merge, kb.Reject, kb.RejectFeedback, kb.Resume, kb.Clean) {
+		held := k
+		m.held = &held
+		m.busy, m.modal = "waiting for the merge forecast", modalBusy
 		return m, nil
 	}
 	if next, cmd, ok := m.actionKey(k); ok {
@@ -560,11 +576,6 @@ func (m Model) actionKey(k tea.KeyPressMsg) (Model, tea.Cmd, bool) {
 // cannot (the forecast knows its blockers before the key).
 func (m Model) mergeKey() (Model, tea.Cmd, bool) {
 	kb := m.keys
-	if m.forecast == nil {
-		m.modal = modalAlert
-		m.alert = []string{"the merge forecast is still being made (a merge is being tried); press " + kb.Merge.Help().Key + " again in a moment"}
-		return m, nil, true
-	}
 	if !m.review.MergeReady {
 		m.modal = modalAlert
 		m.alert = append([]string{"merge into " + termsafe.Line(m.mergeInto()) + " is not possible:"}, bullet(m.review.MergeBlockers, "the store gave no reason")...)

@@ -299,6 +299,9 @@ func (m Model) overlay(body []string, h int) []string {
 		content = []string{m.busy + "…"}
 	case modalFeedback:
 		content = []string{s.Bold.Render("Reject with feedback"), "The run is rejected and resumed with this feedback:", ""}
+		if m.resumeOnly {
+			content = []string{s.Bold.Render("Resume with feedback"), "The run goes on as a new run with this feedback (no verdict):", ""}
+		}
 		content = append(content, strings.Split(m.feedback.View(), "\n")...)
 		content = append(content, "", fmt.Sprintf("%s send · %s cancel", m.form.Submit.Help().Key, m.form.Cancel.Help().Key))
 	}

@@ -173,6 +173,9 @@ type Model struct {
 	runs     []backend.Run
 	width    int
 	height   int
+	// cursor is the selected group row; top the first one shown, kept
+	// so the table does not jump while the cursor stays in sight.
+	cursor, top int
 }
 
 // New returns the view over runs.
@@ -181,10 +184,56 @@ func New(s *theme.Styles, k *keys.Stats, runs []backend.Run) Model {
 }
 
 // SetRuns replaces the runs counted.
-func (m *Model) SetRuns(runs []backend.Run) { m.runs = runs }
+func (m *Model) SetRuns(runs []backend.Run) {
+	m.runs = runs
+	m.clamp()
+}
 
 // SetSize sets the view's size.
-func (m *Model) SetSize(w, h int) { m.width, m.height = w, h }
+func (m *Model) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.clamp()
+}
+
+// Cursor is the selected group row's index.
+func (m Model) Cursor() int { return m.cursor }
+
+// rowCount is how many group rows the table has.
+func (m Model) rowCount() int {
+	_, rows := Aggregate(m.runs, m.grouping)
+	return len(rows)
+}
+
+// head is how many lines stand above the group rows: the title, the
+// unreadable runs' line, a blank, the column titles and the overall row.
+func (m Model) head() int {
+	if len(Unreadable(m.runs)) > 0 {
+		return 5
+	}
+	return 4
+}
+
+// visible is how many group rows fit under the head.
+func (m Model) visible() int { return max(1, m.height-m.head()) }
+
+// move puts the cursor d rows on, within the rows.
+func (m *Model) move(d int) {
+	m.cursor += d
+	m.clamp()
+}
+
+// clamp keeps the cursor on a row and in sight.
+func (m *Model) clamp() {
+	n, vis := m.rowCount(), m.visible()
+	m.cursor = max(0, min(m.cursor, n-1))
+	m.top = max(0, min(m.top, n-vis))
+	if m.cursor < m.top {
+		m.top = m.cursor
+	}
+	if m.cursor >= m.top+vis {
+		m.top = m.cursor - vis + 1
+	}
+}
 
 // Grouping is the current grouping.
 func (m Model) Grouping() Grouping { return m.grouping }
@@ -195,10 +244,30 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	if !ok {
 		return m, nil
 	}
+	kb := m.keys
+	half := max(1, m.visible()/2)
 	switch {
-	case key.Matches(k, m.keys.Group):
+	case key.Matches(k, kb.Up):
+		m.move(-1)
+	case key.Matches(k, kb.Down):
+		m.move(1)
+	case key.Matches(k, kb.Top):
+		m.move(-m.cursor)
+	case key.Matches(k, kb.Bottom):
+		m.move(m.rowCount())
+	case key.Matches(k, kb.HalfDown):
+		m.move(half)
+	case key.Matches(k, kb.HalfUp):
+		m.move(-half)
+	case key.Matches(k, kb.PageDown):
+		m.move(m.visible())
+	case key.Matches(k, kb.PageUp):
+		m.move(-m.visible())
+	case key.Matches(k, kb.Group):
 		m.grouping = (m.grouping + 1) % 2
-	case key.Matches(k, m.keys.Back):
+		m.cursor, m.top = 0, 0
+		m.clamp()
+	case key.Matches(k, kb.Back):
 		m.Ask(CloseMsg{})
 		return m, nil
 	}
@@ -260,7 +329,8 @@ func (m Model) View() string {
 		by = "repository"
 	}
 	lines := []string{
-		fit.Line(s.Title.Render("Review statistics")+s.Muted.Render(" · by "+by+" · medians over finished runs"), w),
+		fit.Spread(s.Title.Render("Review statistics")+s.Muted.Render(" · by "+by+" · medians over finished runs"),
+			s.Muted.Render(fit.Position(m.cursor, len(rows))), w),
 	}
 	// Named first, where no number of rows can push them out of sight.
 	if bad := Unreadable(m.runs); len(bad) > 0 {
@@ -297,11 +367,13 @@ func (m Model) View() string {
 	}
 	lines = append(lines, row(by, titles, s.Bold.Render))
 	lines = append(lines, row("overall", cells(overall), s.Title.Render))
-	for _, r := range rows {
-		if len(lines) >= m.height {
-			break
+	// The group rows scroll under the head; the cursor's is marked.
+	for i := m.top; i < len(rows) && len(lines) < m.height; i++ {
+		st := s.Text.Render
+		if i == m.cursor {
+			st = s.Selected.Render
 		}
-		lines = append(lines, row(termsafe.Line(r.Name), cells(r), s.Text.Render))
+		lines = append(lines, row(termsafe.Line(rows[i].Name), cells(rows[i]), st))
 	}
 	if len(m.runs) == 0 {
 		lines = append(lines, "", s.Muted.Render("no runs yet"))
@@ -313,4 +385,11 @@ func (m Model) View() string {
 func (m Model) ShortHelp() []key.Binding { return []key.Binding{m.keys.Group, m.keys.Back} }
 
 // FullHelp is the view's part of the full help.
-func (m Model) FullHelp() [][]key.Binding { return [][]key.Binding{m.ShortHelp()} }
+func (m Model) FullHelp() [][]key.Binding {
+	k := m.keys
+	return [][]key.Binding{
+		{k.Up, k.Down, k.Top, k.Bottom},
+		{k.HalfDown, k.HalfUp, k.PageDown, k.PageUp},
+		{k.Group, k.Back},
+	}
+}

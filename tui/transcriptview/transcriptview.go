@@ -1,8 +1,9 @@
 // Package transcriptview is the focused transcript of one run, live or
 // finished: the events as a list, the selected one in full below it. It
-// steps through events (h/l), expands a tool result, shows an edit's own
-// change, searches (/), and follows new events until you step away (F
-// returns to following).
+// moves through events with the keys every list has (j/k, g/G, half
+// pages, pages) and says where it stands, expands a tool result, shows an
+// edit's own change, searches (/, round the ends, counting the matches),
+// and follows new events until you step away (F returns to following).
 package transcriptview
 
 import (
@@ -213,9 +214,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.Ask(CloseMsg{})
 		return m, nil
-	case key.Matches(k, kb.Prev):
+	case key.Matches(k, kb.Prev), key.Matches(k, kb.Up):
 		m.step(-1)
-	case key.Matches(k, kb.Next):
+	case key.Matches(k, kb.Next), key.Matches(k, kb.Down):
 		m.step(1)
 	case key.Matches(k, kb.First):
 		m.follow = false
@@ -224,6 +225,27 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case key.Matches(k, kb.Last):
 		m.cursor = max(0, n-1)
 		m.detailAt = 0
+	case m.expanded && key.Matches(k, kb.HalfDown, kb.PageDown):
+		// Expanded, the event fills the view and is what scrolls.
+		page := max(1, m.height-1)
+		if key.Matches(k, kb.HalfDown) {
+			page = max(1, page/2)
+		}
+		m.detailAt += page
+	case m.expanded && key.Matches(k, kb.HalfUp, kb.PageUp):
+		page := max(1, m.height-1)
+		if key.Matches(k, kb.HalfUp) {
+			page = max(1, page/2)
+		}
+		m.detailAt = max(0, m.detailAt-page)
+	case key.Matches(k, kb.HalfDown):
+		m.step(max(1, m.listHeight()/2))
+	case key.Matches(k, kb.HalfUp):
+		m.step(-max(1, m.listHeight()/2))
+	case key.Matches(k, kb.PageDown):
+		m.step(m.listHeight())
+	case key.Matches(k, kb.PageUp):
+		m.step(-m.listHeight())
 	case key.Matches(k, kb.Follow):
 		m.follow = true
 		m.expanded = false
@@ -231,10 +253,6 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case key.Matches(k, kb.Expand):
 		m.expanded = !m.expanded
 		m.detailAt = 0
-	case key.Matches(k, kb.PageDown):
-		m.detailAt += max(1, m.height/2)
-	case key.Matches(k, kb.PageUp):
-		m.detailAt = max(0, m.detailAt-max(1, m.height/2))
 	case key.Matches(k, kb.Search):
 		m.searching = true
 		if !m.keepTyped {
@@ -257,19 +275,31 @@ func (m *Model) step(d int) {
 	m.detailAt = 0
 }
 
-// jumpMatch moves to the next (dir 1) or previous match of the query;
-// from includes the current event.
+// listHeight is how many events the list shows: half the area under
+// the title (and the search box), as View draws it; a page of events.
+func (m Model) listHeight() int {
+	top := 1
+	if m.searching {
+		top++
+	}
+	return max(1, min((m.height-top)/2, len(m.entries())))
+}
+
+// jumpMatch moves to the next (dir 1) or previous match of the query,
+// going round past either end; from includes the current event.
 func (m *Model) jumpMatch(dir int, from bool) {
 	if m.query == "" {
 		return
 	}
 	es := m.entries()
+	n := len(es)
 	q := strings.ToLower(m.query)
 	start := m.cursor
 	if !from {
 		start += dir
 	}
-	for i := start; i >= 0 && i < len(es); i += dir {
+	for k := range n {
+		i := ((start+k*dir)%n + n) % n
 		if matches(es[i], q) {
 			m.follow = false
 			m.cursor = i
@@ -277,6 +307,25 @@ func (m *Model) jumpMatch(dir int, from bool) {
 			return
 		}
 	}
+}
+
+// Matches says where the search stands: the matches of the query and,
+// when the selected event is one, which of them it is (1-based; 0 when
+// it is not one). No query, no matches.
+func (m Model) Matches() (at, total int) {
+	if m.query == "" {
+		return 0, 0
+	}
+	q := strings.ToLower(m.query)
+	for i, e := range m.entries() {
+		if matches(e, q) {
+			total++
+			if i == m.cursor {
+				at = total
+			}
+		}
+	}
+	return at, total
 }
 
 func matches(e live.Entry, q string) bool {
@@ -301,15 +350,14 @@ func (m Model) View() string {
 	}
 	s, w := m.styles, m.width
 	es := m.entries()
-	mode := "following"
-	if !m.follow {
-		mode = fmt.Sprintf("event %d of %d", min(m.cursor+1, len(es)), len(es))
+	title := s.Title.Render("Transcript") + " " + termsafe.Line(m.slug)
+	if m.follow {
+		title += s.Muted.Render(" · following")
 	}
-	title := s.Title.Render("Transcript") + " " + termsafe.Line(m.slug) + s.Muted.Render(" · "+mode)
 	if m.query != "" {
-		title += s.Muted.Render(" · search: ") + termsafe.Line(m.query)
+		title += s.Muted.Render(" · search: ") + termsafe.Line(m.query) + s.Muted.Render(" · "+m.matchNote())
 	}
-	lines := []string{fit.Line(title, w)}
+	lines := []string{fit.Spread(title, s.Muted.Render(fit.Position(m.cursor, len(es))), w)}
 	if m.searching {
 		lines = append(lines, fit.Line(m.search.View(), w))
 	}
@@ -336,6 +384,21 @@ func (m Model) View() string {
 	at := min(m.detailAt, max(0, len(detail)-detailH))
 	lines = append(lines, detail[at:]...)
 	return fit.Lines(lines, w, m.height)
+}
+
+// matchNote is the search's count for the title: "match 3/17" on a
+// match, "17 matches" off one, "no match" for none.
+func (m Model) matchNote() string {
+	at, total := m.Matches()
+	switch {
+	case total == 0:
+		return "no match"
+	case at > 0:
+		return "match " + fit.Position(at-1, total)
+	case total == 1:
+		return "1 match"
+	}
+	return fmt.Sprintf("%d matches", total)
 }
 
 func (m Model) listLine(e live.Entry, selected bool) string {
@@ -528,8 +591,8 @@ func (m Model) ShortHelp() []key.Binding {
 func (m Model) FullHelp() [][]key.Binding {
 	k := m.keys
 	return [][]key.Binding{
-		{k.Prev, k.Next, k.First, k.Last},
-		{k.Expand, k.PageDown, k.PageUp},
+		{k.Up, k.Down, k.Prev, k.Next, k.First, k.Last},
+		{k.HalfDown, k.HalfUp, k.PageDown, k.PageUp, k.Expand},
 		{k.Search, k.NextMatch, k.PrevMatch, k.Follow, k.Back},
 	}
 }
