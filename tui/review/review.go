@@ -441,7 +441,7 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	// A verdict key waits for the merge forecast, which is still trying
 	// the merge in the run's repository: an accept or a clean beside it
 	// would race it there. The key is acted on when the forecast comes.
-	if m.forecast == nil && m.loadErr == nil && key.Matches(k, kb.Accept, kb.Merge, kb.Reject, kb.RejectFeedback, kb.Resume, kb.Clean) {
+	if m.forecast == nil && m.loadErr == nil && m.store != nil && key.Matches(k, kb.Accept, kb.Merge, kb.Reject, kb.RejectFeedback, kb.Resume, kb.Clean) {
 		held := k
 		m.held = &held
 		m.busy, m.modal = "waiting for the merge forecast", modalBusy
