@@ -6,7 +6,9 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/dirtywork/dirtywork/tui/backend"
+	"github.com/dirtywork/dirtywork/tui/review"
 )
 
 // A run that stopped short (out of turns, dead, stopped, stalled) offers
@@ -53,5 +55,23 @@ func TestStoppedShortRunsOfferResume(t *testing.T) {
 	h.key("u")
 	if h.m.review.Modal() == "feedback" {
 		t.Fatal("u opened the feedback box on a completed run")
+	}
+}
+
+func TestResumable(t *testing.T) {
+	for name, c := range map[string]struct {
+		run  backend.Run
+		want bool
+	}{
+		"interrupted":   {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusInterrupted}}, true},
+		"max turns":     {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusMaxTurns}}, true},
+		"dead":          {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusRunning}}, true},
+		"live":          {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusRunning}, Alive: true}, false},
+		"completed":     {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusCompleted}}, false},
+		"cleaned stall": {backend.Run{RunRecord: transcript.RunRecord{Status: transcript.StatusStalled, Verdict: transcript.VerdictCleanup}}, false},
+	} {
+		if got := review.Resumable(c.run); got != c.want {
+			t.Errorf("%s: %v, want %v", name, got, c.want)
+		}
 	}
 }

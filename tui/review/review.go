@@ -300,8 +300,11 @@ func (m *Model) SetSize(w, h int) {
 
 // Resumable reports a run that stopped short of its task, whose next
 // action is to go on: stopped, dead (its process gone before it recorded
-// an end), out of turns or time, stalled or stuck.
+// an end), out of turns or time, stalled or stuck; never one cleaned.
 func Resumable(r backend.Run) bool {
+	if r.Verdict == transcript.VerdictCleanup {
+		return false // its worktree is gone
+	}
 	if r.Phase() == backend.PhaseDead {
 		return true
 	}
