@@ -157,9 +157,9 @@ func (r *Run) StateWord() string {
 func (r *Run) VerdictDetail() string {
 	switch {
 	case r.MergedInto != "":
-		return joinNonEmpty("merged into "+r.MergedInto, shortCommit(r.MergeCommit))
+		return joinNonEmpty("merged into "+r.MergedInto, ShortCommit(r.MergeCommit))
 	case r.AcceptedCommit != "":
-		d := "accepted as " + shortCommit(r.AcceptedCommit)
+		d := "accepted as " + ShortCommit(r.AcceptedCommit)
 		if r.Branch != "" {
 			d += " on " + r.Branch
 		}
@@ -170,8 +170,8 @@ func (r *Run) VerdictDetail() string {
 	return ""
 }
 
-// shortCommit is a commit id's first 7 digits.
-func shortCommit(id string) string {
+// ShortCommit is a commit id's first 7 digits, as the TUI shows one.
+func ShortCommit(id string) string {
 	if len(id) > 7 {
 		return id[:7]
 	}

@@ -567,19 +567,7 @@ func bigDiff(dir string, lines int) {
 		}
 	}
 	check(os.WriteFile(filepath.Join(wt, "big.go"), []byte("package big\n\nfunc f() {\n"+half.String()+"}\n"), 0o644))
-	base, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
-	check(err)
-	slug := "bigdiff-1201120000-00000000"
-	rd, err := transcript.CreateRunDir(r, slug)
-	check(err)
-	now := transcript.FormatTime(time.Now())
-	check(transcript.CreateRun(rd, transcript.RunStartFields{
-		SchemaVersion: transcript.SchemaVersion, Status: transcript.StatusRunning, Slug: slug, Repo: repo, Worktree: wt,
-		Branch: "dirtywork/" + slug, BaseCommit: strings.TrimSpace(string(base)), BaseRef: "main", Task: "speed up f",
-		Model: "m", Sandbox: "none", Started: now,
-	}))
-	_, err = transcript.Patch(rd, transcript.EndFields{Status: transcript.StatusCompleted, Turns: 3, Ended: now})
-	check(err)
+	finishedRun(r, repo, wt, "bigdiff-1201120000-00000000", "speed up f")
 	store := runsstore.New(runs.Open(r))
 	var m tea.Model = tui.New(tui.Options{Store: store, Feed: nopFeed{}, Keys: keys.Default(), Color: tui.ColorDark, TickEvery: -1})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
@@ -633,6 +621,24 @@ func collect(cmd tea.Cmd) []tea.Msg {
 	return []tea.Msg{msg}
 }
 
+// finishedRun records a host run of slug under the runs root r that
+// ended completed with its work uncommitted in worktree wt of repo (on
+// branch dirtywork/<slug>, made from repo's HEAD).
+func finishedRun(r, repo, wt, slug, task string) {
+	base, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
+	check(err)
+	rd, err := transcript.CreateRunDir(r, slug)
+	check(err)
+	now := transcript.FormatTime(time.Now())
+	check(transcript.CreateRun(rd, transcript.RunStartFields{
+		SchemaVersion: transcript.SchemaVersion, Status: transcript.StatusRunning, Slug: slug, Repo: repo, Worktree: wt,
+		Branch: "dirtywork/" + slug, BaseCommit: strings.TrimSpace(string(base)), BaseRef: "main", Task: task,
+		Model: "m", Sandbox: "none", Started: now,
+	}))
+	_, err = transcript.Patch(rd, transcript.EndFields{Status: transcript.StatusCompleted, Turns: 3, Ended: now})
+	check(err)
+}
+
 // reviewOpen times opening the review of a run that changed files files
 // (20 lines each) through the real runs store and git: from enter to the
 // first diff line on screen, and to the merge forecast on screen. The
@@ -667,18 +673,7 @@ func reviewOpen(dir string, files int) {
 	for i := range files {
 		check(os.WriteFile(filepath.Join(wt, "src", fmt.Sprintf("f%02d.go", i)), []byte(body(i, true)), 0o644))
 	}
-	base, err := exec.Command("git", "-C", repo, "rev-parse", "HEAD").Output()
-	check(err)
-	rd, err := transcript.CreateRunDir(r, slug)
-	check(err)
-	now := transcript.FormatTime(time.Now())
-	check(transcript.CreateRun(rd, transcript.RunStartFields{
-		SchemaVersion: transcript.SchemaVersion, Status: transcript.StatusRunning, Slug: slug, Repo: repo, Worktree: wt,
-		Branch: "dirtywork/" + slug, BaseCommit: strings.TrimSpace(string(base)), BaseRef: "main", Task: "tune F",
-		Model: "m", Sandbox: "none", Started: now,
-	}))
-	_, err = transcript.Patch(rd, transcript.EndFields{Status: transcript.StatusCompleted, Turns: 3, Ended: now})
-	check(err)
+	finishedRun(r, repo, wt, slug, "tune F")
 	store := runsstore.New(runs.Open(r))
 	var firsts, forecasts []time.Duration
 	for range 7 {

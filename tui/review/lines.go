@@ -49,7 +49,7 @@ func (m Model) mergeLine() string {
 	parts := []string{fmt.Sprintf("Merge %s into %s: %s", termsafe.Line(m.run.Slug), into, what)}
 	switch {
 	case m.accepted():
-		parts[0] = fmt.Sprintf("Merge %s into %s: its accepted commit %s", termsafe.Line(m.run.Slug), into, termsafe.Line(short(m.run.AcceptedCommit)))
+		parts[0] = fmt.Sprintf("Merge %s into %s: its accepted commit %s", termsafe.Line(m.run.Slug), into, termsafe.Line(backend.ShortCommit(m.run.AcceptedCommit)))
 	case m.pendFiles != nil:
 		parts = append(parts, "records verdict accept and commits those files first")
 	default:
@@ -117,12 +117,4 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + fit.Ellipsis
-}
-
-// short is a commit id's first 7 digits.
-func short(id string) string {
-	if len(id) > 7 {
-		return id[:7]
-	}
-	return id
 }
