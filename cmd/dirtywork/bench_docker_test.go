@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -24,7 +25,6 @@ import (
 
 	"github.com/dirtywork/dirtywork/bench"
 	"github.com/dirtywork/dirtywork/engine/provider/scripted"
-	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 )
 
 // benchSetting is a sweep's world: the built binary, a home and a
@@ -444,6 +444,7 @@ func TestBenchSpreadsCasesOverTwoEngines(t *testing.T) {
 	}})
 	second := startSecondEngine(t)
 	hosts := dockerHost() + "," + second
+	since := time.Now().Add(-time.Second).Unix()
 	stdout, stderr, code := b.run("--models", "solver="+b.base+"#2", "--tasks", "py-windows", "--repeats", "4",
 		"--parallel", "2", "--docker-host", hosts, "--out", b.out)
 	if code != 0 || stdout != "results: "+b.out+"\n" {
@@ -459,16 +460,19 @@ func TestBenchSpreadsCasesOverTwoEngines(t *testing.T) {
 			t.Errorf("repeat %d: %s / %s (%s)", r.Repeat, r.Status, r.Acceptance, r.FailureEvidence)
 		}
 	}
-	// Both engines ran cases: each made the tool server's volume of this
-	// build (a run's first act on an engine), and each is left with no
-	// container of a case.
-	toolbox, err := workspace.ToolboxVolumeName(b.bin)
-	if err != nil {
-		t.Fatal(err)
+	// Both engines ran cases: each one's event log has a case's run
+	// container created since the sweep began (the tool server's volume is
+	// no witness: another test of this build may remove it once idle), and
+	// each is left with no container of a case.
+	slugs := map[string]bool{}
+	for _, r := range rows {
+		if r.Slug != nil {
+			slugs[*r.Slug] = true
+		}
 	}
 	for _, h := range []string{dockerHost(), second} {
-		if code, body, err := engineRequestAt(t.Context(), h, http.MethodGet, "/volumes/"+toolbox); err != nil || code != http.StatusOK {
-			t.Errorf("engine %s ran no case: %d %s %v", h, code, body, err)
+		if ran := casesCreatedOn(t, h, since, slugs); len(ran) == 0 {
+			t.Errorf("engine %s ran no case of %v", h, slices.Sorted(maps.Keys(slugs)))
 		}
 		filter := url.QueryEscape(`{"label":["dirtywork.run"]}`)
 		code, body, err := engineRequestAt(t.Context(), h, http.MethodGet, "/containers/json?all=1&filters="+filter)
@@ -487,6 +491,32 @@ func TestBenchSpreadsCasesOverTwoEngines(t *testing.T) {
 			}
 		}
 	}
+}
+
+// casesCreatedOn is the slugs among slugs whose run container the engine at
+// host created since the Unix time since, read from its event log.
+func casesCreatedOn(t *testing.T, host string, since int64, slugs map[string]bool) []string {
+	t.Helper()
+	filter := url.QueryEscape(`{"type":["container"],"event":["create"],"label":["dirtywork.run"]}`)
+	path := fmt.Sprintf("/events?since=%d&until=%d&filters=%s", since, time.Now().Unix()+1, filter)
+	code, body, err := engineRequestAt(t.Context(), host, http.MethodGet, path)
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("events of %s: %d %v %s", host, code, err, body)
+	}
+	var ran []string
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for dec.More() {
+		var ev struct {
+			Actor struct{ Attributes map[string]string }
+		}
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("events of %s: %v", host, err)
+		}
+		if s := ev.Actor.Attributes["dirtywork.run"]; slugs[s] && !slices.Contains(ran, s) {
+			ran = append(ran, s)
+		}
+	}
+	return ran
 }
 
 // Each failure class comes out of real runs of scripted models and is
