@@ -201,7 +201,7 @@ func TestAcceptSelectedFiles(t *testing.T) {
 func TestAcceptWithEveryFileLeftOutRefuses(t *testing.T) {
 	h := newSample(t, 120, 40)
 	h.openReview("rename-api-0103")
-	h.key("space", "j", "space", "a")
+	h.key("space", "l", "space", "a")
 	for _, c := range h.store.Calls() {
 		if c.Method == "Accept" {
 			t.Fatal("accepted an empty selection")

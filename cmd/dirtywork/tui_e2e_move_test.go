@@ -17,8 +17,9 @@ import (
 
 // moveRun writes an ended run of model under home's runs root whose
 // transcript holds a run start and events-1 assistant replies, "step k"
-// for the k-th event, every fiftieth with "needle" in it.
-func moveRun(t *testing.T, home, slug, model string, events int) {
+// for the k-th event, every fiftieth with "needle" in it; lines more
+// lines, "line 1" to "line N", follow the last event's text.
+func moveRun(t *testing.T, home, slug, model string, events int, lines ...int) {
 	t.Helper()
 	dir, err := transcript.CreateRunDir(filepath.Join(home, "runs"), slug)
 	if err != nil {
@@ -43,6 +44,11 @@ func moveRun(t *testing.T, home, slug, model string, events int) {
 		text := fmt.Sprintf("step %d", k)
 		if k%50 == 0 {
 			text += " needle"
+		}
+		if k == events && len(lines) > 0 {
+			for n := 1; n <= lines[0]; n++ {
+				text += fmt.Sprintf("\nline %d", n)
+			}
 		}
 		if err := w.Write(transcript.Assistant{Text: text}); err != nil {
 			t.Fatal(err)
@@ -127,6 +133,52 @@ func TestE2ETranscriptMovesAndSearches(t *testing.T) {
 	p.keys("Enter")
 	p.waitFor("no match", 30*time.Second, func(s string) bool {
 		return strings.Contains(titleLine(s, "Transcript long-0001"), "no match")
+	})
+}
+
+// TestE2EExpandedEventMovesByTheLine: an expanded 400-line event moves
+// with the same keys, line by line and to its ends, and the title says
+// which line is the last on screen.
+func TestE2EExpandedEventMovesByTheLine(t *testing.T) {
+	t.Parallel()
+	home := filepath.Join(t.TempDir(), "home")
+	moveRun(t, home, "long-0002", "devstral", 3, 400)
+	p := startTUI(t, 100, 30, []string{"DIRTYWORK_HOME=" + home}, "tui", "--notify", "none")
+	p.waitText("Runs 1", 30*time.Second)
+	p.keys("t")
+	p.waitFor("the transcript on its last event", 30*time.Second, func(s string) bool {
+		return strings.HasSuffix(titleLine(s, "Transcript long-0002"), " 3/3")
+	})
+	p.keys("Enter")
+	line := func(s string) (at, n int) {
+		title := titleLine(s, "Transcript long-0002")
+		if i := strings.LastIndex(title, "line "); i >= 0 {
+			_, _ = fmt.Sscanf(title[i:], "line %d/%d", &at, &n)
+		}
+		return at, n
+	}
+	screen, _ := p.waitFor("the expanded event's line", 30*time.Second, func(s string) bool {
+		at, n := line(s)
+		return at > 0 && n > 400
+	})
+	top, n := line(screen)
+	p.keys("j", "j")
+	p.waitFor("two lines down", 30*time.Second, func(s string) bool { at, _ := line(s); return at == top+2 })
+	p.keys("k")
+	p.waitFor("one line up", 30*time.Second, func(s string) bool { at, _ := line(s); return at == top+1 })
+	p.keys("G")
+	p.waitFor("the event's end", 30*time.Second, func(s string) bool {
+		at, _ := line(s)
+		return at == n && strings.Contains(s, "line 400")
+	})
+	p.keys("g")
+	p.waitFor("the event's top", 30*time.Second, func(s string) bool {
+		at, _ := line(s)
+		return at == top && strings.Contains(s, "step 3")
+	})
+	p.keys("h")
+	p.waitFor("the previous event", 30*time.Second, func(s string) bool {
+		return strings.Contains(titleLine(s, "Transcript long-0002"), " 2/3")
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -461,8 +462,34 @@ func TestE2ESlowGitDelaysNoKeystroke(t *testing.T) {
 	p.waitText("[exited 0]", 30*time.Second)
 }
 
-// TestE2ELargeDiffOpensWithoutFreezing: a 10,000-line change opens, and
-// keys answer while it does.
+// diffLineRE finds the review's position, "line 40/10,005".
+var diffLineRE = regexp.MustCompile(`line ([\d,]+)/([\d,]+)`)
+
+// diffLine is the last diff line on screen and the selected file's
+// number of lines, read from the review's rule.
+func diffLine(screen string) (at, n int, ok bool) {
+	m := diffLineRE.FindStringSubmatch(screen)
+	if m == nil {
+		return 0, 0, false
+	}
+	at, err1 := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+	n, err2 := strconv.Atoi(strings.ReplaceAll(m[2], ",", ""))
+	return at, n, err1 == nil && err2 == nil
+}
+
+// diffLinePosition is diffLine of a screen that must show one.
+func diffLinePosition(t *testing.T, screen string) struct{ at, n int } {
+	t.Helper()
+	at, n, ok := diffLine(screen)
+	if !ok {
+		t.Fatalf("no diff position on screen:\n%s", screen)
+	}
+	return struct{ at, n int }{at, n}
+}
+
+// TestE2ELargeDiffOpensWithoutFreezing: a 10,000-line change opens, keys
+// answer while it does, and the review moves through it with the keys
+// of every other view that scrolls.
 func TestE2ELargeDiffOpensWithoutFreezing(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
@@ -480,9 +507,10 @@ func TestE2ELargeDiffOpensWithoutFreezing(t *testing.T) {
 	p.keys("Enter")
 	opened := p.waitText("+10000", time.Minute)
 	t.Logf("the 10,000-line review was on screen %s after enter (screen polled every 50 ms)", opened)
-	// Select the big file and page through it: each key answers.
-	// Each j moves the selection once; the next press waits for the
-	// screen to show the last one moved.
+	// Select the big file and move through it: each key answers, and the
+	// rule under the header says where the screen stands. Each l moves the
+	// selection once; the next press waits for the screen to show the last
+	// one moved.
 	selected := func(s string) string {
 		for line := range strings.Lines(s) {
 			if strings.Contains(line, "▸ ■ ") {
@@ -492,14 +520,39 @@ func TestE2ELargeDiffOpensWithoutFreezing(t *testing.T) {
 		return ""
 	}
 	for screen := p.capture(); !strings.Contains(selected(screen), "big.py"); {
-		p.keys("j")
+		p.keys("l")
 		before := selected(screen)
 		screen, _ = p.waitFor("the selection to move", 30*time.Second, func(s string) bool { return selected(s) != before })
 	}
-	p.waitText("def f0(x):", 30*time.Second)
+	// The header loses its "trying the merge" line when the forecast
+	// comes, and the diff gains it: measure from the settled screen.
+	screen, _ := p.waitFor("the big file and the merge forecast", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "def f0(x):") && !strings.Contains(s, "trying the merge")
+	})
+	top := diffLinePosition(t, screen)
+	p.keys("j")
+	p.waitFor("one line down", 30*time.Second, func(s string) bool {
+		at, n, ok := diffLine(s)
+		return ok && at == top.at+1 && n == top.n
+	})
+	p.keys("C-d")
+	p.waitFor("half a page down", 30*time.Second, func(s string) bool {
+		at, _, ok := diffLine(s)
+		return ok && at > top.at+1
+	})
 	p.keys("PageDown", "PageDown")
 	p.waitFor("a later page", 30*time.Second, func(s string) bool { return !strings.Contains(s, "def f0(x):") })
-	p.keys("G") // not a review key: nothing happens, nothing hangs
+	// The end of a 10,000-line file is one key away, and so is its top.
+	p.keys("G")
+	p.waitFor("the last line", 30*time.Second, func(s string) bool {
+		at, n, ok := diffLine(s)
+		return ok && at == n && strings.Contains(s, "def f9999(x):")
+	})
+	p.keys("g")
+	p.waitFor("the top again", 30*time.Second, func(s string) bool {
+		at, _, ok := diffLine(s)
+		return ok && at == top.at && strings.Contains(s, "def f0(x):")
+	})
 	p.keys("Escape")
 	p.waitText("Runs 1", 30*time.Second)
 	p.keys("q")

@@ -72,8 +72,14 @@ type Review struct {
 	PrevFile   key.Binding
 	NextHunk   key.Binding
 	PrevHunk   key.Binding
-	ScrollDown key.Binding
-	ScrollUp   key.Binding
+	// Down, Up, Top, Bottom and the page keys move through the selected
+	// file's diff, with the same keys as every other view that scrolls.
+	Down       key.Binding
+	Up         key.Binding
+	Top        key.Binding
+	Bottom     key.Binding
+	HalfDown   key.Binding
+	HalfUp     key.Binding
 	PageDown   key.Binding
 	PageUp     key.Binding
 	Stop       key.Binding
@@ -239,12 +245,16 @@ func Default() Map {
 			Resume:         bind("resume with feedback", "u"),
 			Clean:          bind("clean", "c"),
 			ToggleFile:     bind("toggle file", "space"),
-			NextFile:       bind("next file", "j", "down"),
-			PrevFile:       bind("prev file", "k", "up"),
+			NextFile:       bind("next file", "l", "right"),
+			PrevFile:       bind("prev file", "h", "left"),
 			NextHunk:       bind("next hunk", "]", "J"),
 			PrevHunk:       bind("prev hunk", "[", "K"),
-			ScrollDown:     bind("scroll down", "ctrl+d"),
-			ScrollUp:       bind("scroll up", "ctrl+u"),
+			Down:           bind("down", "down", "j"),
+			Up:             bind("up", "up", "k"),
+			Top:            bind("top", "home", "g"),
+			Bottom:         bind("bottom", "end", "G"),
+			HalfDown:       bind("half page down", "ctrl+d"),
+			HalfUp:         bind("half page up", "ctrl+u"),
 			PageDown:       bind("page down", "pgdown", "f"),
 			PageUp:         bind("page up", "pgup", "b"),
 			Stop:           bind("stop run", "s"),
@@ -360,8 +370,12 @@ func (m *Map) Bindings() map[string]*key.Binding {
 		"review.prev_file":           &m.Review.PrevFile,
 		"review.next_hunk":           &m.Review.NextHunk,
 		"review.prev_hunk":           &m.Review.PrevHunk,
-		"review.scroll_down":         &m.Review.ScrollDown,
-		"review.scroll_up":           &m.Review.ScrollUp,
+		"review.down":                &m.Review.Down,
+		"review.up":                  &m.Review.Up,
+		"review.top":                 &m.Review.Top,
+		"review.bottom":              &m.Review.Bottom,
+		"review.half_down":           &m.Review.HalfDown,
+		"review.half_up":             &m.Review.HalfUp,
 		"review.page_down":           &m.Review.PageDown,
 		"review.page_up":             &m.Review.PageUp,
 		"review.stop":                &m.Review.Stop,
@@ -435,6 +449,15 @@ var screens = map[string][]string{
 	"a bench case":    {"common.help", "bench_case."},
 }
 
+// renamedBindings are binding names of earlier releases and the names they
+// became, so a config file written for those still applies: the review's
+// scroll_down and scroll_up were its half-page keys before j and k
+// scrolled by the line.
+var renamedBindings = map[string]string{
+	"review.scroll_down": "review.half_down",
+	"review.scroll_up":   "review.half_up",
+}
+
 // Rebind applies overrides (binding name → keys) and checks that no key
 // means two things on one screen. A name it does not know, an empty key
 // list or a collision is an error naming them; m is unchanged then.
@@ -448,6 +471,9 @@ func (m *Map) Rebind(overrides map[string][]string) error {
 	sort.Strings(names)
 	for _, name := range names {
 		b, ok := all[name]
+		if was, renamed := renamedBindings[name]; renamed {
+			b, ok = all[was], true
+		}
 		if !ok {
 			return fmt.Errorf("unknown key binding %q (names are like review.accept; see the README)", name)
 		}

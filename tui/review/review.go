@@ -325,7 +325,10 @@ func (m *Model) syncKeys() {
 	}
 	m.keys.Resume.SetEnabled(Resumable(m.run))
 	hasFiles := len(m.files) > 0
-	for _, b := range []*key.Binding{&m.keys.ToggleFile, &m.keys.NextFile, &m.keys.PrevFile, &m.keys.NextHunk, &m.keys.PrevHunk} {
+	for _, b := range []*key.Binding{
+		&m.keys.ToggleFile, &m.keys.NextFile, &m.keys.PrevFile, &m.keys.NextHunk, &m.keys.PrevHunk,
+		&m.keys.Down, &m.keys.Up, &m.keys.Top, &m.keys.Bottom, &m.keys.HalfDown, &m.keys.HalfUp, &m.keys.PageDown, &m.keys.PageUp,
+	} {
 		b.SetEnabled(hasFiles)
 	}
 	m.keys.Editor.SetEnabled(m.run.Worktree != "")
@@ -624,10 +627,18 @@ func (m Model) moveKey(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		m.jumpHunk(1)
 	case key.Matches(k, kb.PrevHunk):
 		m.jumpHunk(-1)
-	case key.Matches(k, kb.ScrollDown):
-		m.scrollBy(m.diffHeight() / 2)
-	case key.Matches(k, kb.ScrollUp):
-		m.scrollBy(-m.diffHeight() / 2)
+	case key.Matches(k, kb.Down):
+		m.scrollBy(1)
+	case key.Matches(k, kb.Up):
+		m.scrollBy(-1)
+	case key.Matches(k, kb.Top):
+		m.scroll = 0
+	case key.Matches(k, kb.Bottom):
+		m.scrollBy(m.fileLines())
+	case key.Matches(k, kb.HalfDown):
+		m.scrollBy(max(1, m.diffHeight()/2))
+	case key.Matches(k, kb.HalfUp):
+		m.scrollBy(-max(1, m.diffHeight()/2))
 	case key.Matches(k, kb.PageDown):
 		m.scrollBy(m.diffHeight())
 	case key.Matches(k, kb.PageUp):
@@ -727,11 +738,15 @@ func (m *Model) scrollBy(n int) {
 }
 
 func (m *Model) clampScroll() {
-	total := 0
+	m.scroll = max(0, min(m.scroll, m.fileLines()-m.diffHeight()))
+}
+
+// fileLines is the number of lines of the selected file's diff.
+func (m Model) fileLines() int {
 	if m.file < len(m.files) {
-		total = len(m.files[m.file].Lines)
+		return len(m.files[m.file].Lines)
 	}
-	m.scroll = max(0, min(m.scroll, total-m.diffHeight()))
+	return 0
 }
 
 // colorCmd colours the chunks of the selected file that are on screen
@@ -904,7 +919,7 @@ func (m Model) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Accept, k.Merge, k.Reject, k.RejectFeedback, k.Resume, k.Clean},
 		{k.ToggleFile, k.NextFile, k.PrevFile, k.NextHunk, k.PrevHunk},
-		{k.ScrollDown, k.ScrollUp, k.PageDown, k.PageUp},
+		{k.Down, k.Up, k.Top, k.Bottom, k.HalfDown, k.HalfUp, k.PageDown, k.PageUp},
 		{k.Stop, k.Editor, k.Transcript, k.NextReview, k.Back},
 	}
 }

@@ -23,6 +23,18 @@ func press(m Model, names ...string) (Model, tea.Cmd) {
 			k = tea.KeyPressMsg{Code: tea.KeyEnter}
 		case "esc":
 			k = tea.KeyPressMsg{Code: tea.KeyEscape}
+		case "ctrl+d":
+			k = tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
+		case "ctrl+u":
+			k = tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}
+		case "down":
+			k = tea.KeyPressMsg{Code: tea.KeyDown}
+		case "end":
+			k = tea.KeyPressMsg{Code: tea.KeyEnd}
+		case "pgdown":
+			k = tea.KeyPressMsg{Code: tea.KeyPgDown}
+		case "right":
+			k = tea.KeyPressMsg{Code: tea.KeyRight}
 		}
 		m, cmd = m.Update(k)
 	}

@@ -117,10 +117,27 @@ func (m Model) View() string {
 	if m.modal != modalNone {
 		body = m.overlay(body, bodyH)
 	}
-	rule := s.Muted.Render(strings.Repeat("─", w))
-	out := append(head, rule)
+	out := append(head, m.rule())
 	out = append(out, body...)
 	return fit.Lines(out, w, m.height)
+}
+
+// rule is the line under the header, with where the diff stands at its
+// right end once there is one: the selected file among the files, and the
+// last diff line on screen among the file's lines.
+func (m Model) rule() string {
+	s, w := m.styles, m.width
+	pos := ""
+	if m.loaded && m.loadErr == nil && len(m.files) > 0 {
+		pos = "file " + fit.Position(m.file, len(m.files))
+		if n := m.fileLines(); n > 0 {
+			pos += " " + theme.GlyphSep + " line " + fit.Position(min(n, m.scroll+m.diffHeight())-1, n)
+		}
+	}
+	if pos == "" || fit.Width(pos)+4 > w {
+		return s.Muted.Render(strings.Repeat("─", w))
+	}
+	return s.Muted.Render(strings.Repeat("─", w-fit.Width(pos)-3) + " " + pos + " ─")
 }
 
 // columns is the file list beside the selected file's diff.

@@ -214,6 +214,20 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.Ask(CloseMsg{})
 		return m, nil
+	case m.expanded && key.Matches(k, kb.Up, kb.Down, kb.First, kb.Last):
+		// Expanded, the event is the text that moves by the line and to
+		// its ends; h and l still step between events.
+		switch {
+		case key.Matches(k, kb.Up):
+			m.detailAt--
+		case key.Matches(k, kb.Down):
+			m.detailAt++
+		case key.Matches(k, kb.First):
+			m.detailAt = 0
+		default:
+			m.detailAt = m.detailLen()
+		}
+		m.clampDetail()
 	case key.Matches(k, kb.Prev), key.Matches(k, kb.Up):
 		m.step(-1)
 	case key.Matches(k, kb.Next), key.Matches(k, kb.Down):
@@ -232,12 +246,14 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 			page = max(1, page/2)
 		}
 		m.detailAt += page
+		m.clampDetail()
 	case m.expanded && key.Matches(k, kb.HalfUp, kb.PageUp):
 		page := max(1, m.height-1)
 		if key.Matches(k, kb.HalfUp) {
 			page = max(1, page/2)
 		}
-		m.detailAt = max(0, m.detailAt-page)
+		m.detailAt -= page
+		m.clampDetail()
 	case key.Matches(k, kb.HalfDown):
 		m.step(max(1, m.listHeight()/2))
 	case key.Matches(k, kb.HalfUp):
@@ -266,6 +282,32 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.jumpMatch(-1, false)
 	}
 	return m, nil
+}
+
+// detailLen is the number of lines of the selected event as the view
+// draws it.
+func (m Model) detailLen() int {
+	es := m.entries()
+	if len(es) == 0 {
+		return 0
+	}
+	return len(m.detail(m.shown(m.cursor), m.width))
+}
+
+// expandedHeight is how many lines of an expanded event are on screen:
+// all but the title and the search box.
+func (m Model) expandedHeight() int {
+	top := 1
+	if m.searching {
+		top++
+	}
+	return max(1, m.height-top)
+}
+
+// clampDetail keeps an expanded event's scroll between its top and the
+// place where its last line is the screen's last.
+func (m *Model) clampDetail() {
+	m.detailAt = max(0, min(m.detailAt, m.detailLen()-m.expandedHeight()))
 }
 
 func (m *Model) step(d int) {
@@ -357,7 +399,14 @@ func (m Model) View() string {
 	if m.query != "" {
 		title += s.Muted.Render(" · search: ") + termsafe.Line(m.query) + s.Muted.Render(" · "+m.matchNote())
 	}
-	lines := []string{fit.Spread(title, s.Muted.Render(fit.Position(m.cursor, len(es))), w)}
+	where := fit.Position(m.cursor, len(es))
+	if m.expanded && len(es) > 0 {
+		// The event's own position too: the last of its lines on screen.
+		if n := m.detailLen(); n > 0 {
+			where += " " + theme.GlyphSep + " line " + fit.Position(min(n, m.detailAt+m.expandedHeight())-1, n)
+		}
+	}
+	lines := []string{fit.Spread(title, s.Muted.Render(where), w)}
 	if m.searching {
 		lines = append(lines, fit.Line(m.search.View(), w))
 	}

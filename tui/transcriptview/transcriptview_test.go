@@ -165,6 +165,64 @@ func TestExpandedScrollsTheEvent(t *testing.T) {
 	}
 }
 
+// TestExpandedEventMovesLikeAText: expanded, the event is what j/k, g/G
+// and the page keys move through, stopping at its ends (one key back from
+// past the end shows an earlier part at once), the title says which line
+// is the last on screen, and h/l step to the other events.
+func TestExpandedEventMovesLikeAText(t *testing.T) {
+	st := &live.State{Entries: []live.Entry{
+		{Kind: live.KindRunStart, Line: 1, Text: "t"},
+		{Kind: live.KindAssistant, Line: 2, Text: strings.Repeat("a line\n", 100) + "THE LAST LINE"},
+		{Kind: live.KindAssistant, Line: 3, Text: "the next event"},
+	}}
+	k := keys.Default()
+	m := New(theme.New(theme.NoColor), &k.Transcript, "x", "", st)
+	m.SetSize(80, 20)
+	m = press(t, m, "g", "j", "enter")
+	if m.Cursor() != 1 || !m.Expanded() {
+		t.Fatalf("cursor %d, expanded %v", m.Cursor(), m.Expanded())
+	}
+	n := m.detailLen()
+	at := func() int {
+		var line, of int
+		if _, err := fmt.Sscanf(title(m)[strings.LastIndex(title(m), "line "):], "line %d/%d", &line, &of); err != nil || of != n {
+			t.Fatalf("title %q: %v (want a line of %d)", title(m), err, n)
+		}
+		return line
+	}
+	if at() != 19 || !strings.Contains(title(m), "2/3 · line 19/") {
+		t.Fatalf("title %q", title(m))
+	}
+	m = press(t, m, "j", "j", "down")
+	if at() != 22 {
+		t.Fatalf("three lines down: %q", title(m))
+	}
+	m = press(t, m, "k")
+	if at() != 21 {
+		t.Fatalf("one line up: %q", title(m))
+	}
+	m = press(t, m, "G")
+	if at() != n || !strings.Contains(m.View(), "THE LAST LINE") || m.Cursor() != 1 {
+		t.Fatalf("G: %q, cursor %d", title(m), m.Cursor())
+	}
+	m = press(t, m, "pgdown", "pgdown", "j", "pgup")
+	if at() != n-19 {
+		t.Fatalf("past the end and one page back: %q", title(m))
+	}
+	m = press(t, m, "g")
+	if at() != 19 || m.Cursor() != 1 {
+		t.Fatalf("g: %q, cursor %d", title(m), m.Cursor())
+	}
+	m = press(t, m, "l")
+	if m.Cursor() != 2 || !strings.Contains(m.View(), "the next event") {
+		t.Fatalf("l: cursor %d", m.Cursor())
+	}
+	m = press(t, m, "h")
+	if m.Cursor() != 1 || at() != 19 {
+		t.Fatalf("h: cursor %d, %q", m.Cursor(), title(m))
+	}
+}
+
 // TestSearchWrapsAndCounts: n and N go round past the ends, and the title
 // counts the matches and says which one is selected.
 func TestSearchWrapsAndCounts(t *testing.T) {
