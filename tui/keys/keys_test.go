@@ -82,3 +82,18 @@ func TestQIsBackOffTheDashboard(t *testing.T) {
 		}
 	}
 }
+
+// A config written when the review's half-page keys were named
+// scroll_down and scroll_up still sets them.
+func TestRenamedBindingsStillApply(t *testing.T) {
+	m := Default()
+	if err := m.Rebind(map[string][]string{"review.scroll_down": {"ctrl+f"}, "review.scroll_up": {"ctrl+b"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.Review.HalfDown.Keys(), []string{"ctrl+f"}) || !slices.Equal(m.Review.HalfUp.Keys(), []string{"ctrl+b"}) {
+		t.Fatalf("half down %v, half up %v", m.Review.HalfDown.Keys(), m.Review.HalfUp.Keys())
+	}
+	if err := m.Rebind(map[string][]string{"review.scroll_sideways": {"x"}}); err == nil {
+		t.Fatal("an unknown name was taken")
+	}
+}
