@@ -65,26 +65,39 @@ func (g *Git) WriteWorktreeTree(ctx context.Context, src TreeSource) (WorktreeTr
 	if _, err := g.Run(ctx, call("read-tree", src.From)); err != nil {
 		return res, fmt.Errorf("read %s into a temporary index: %w", src.From, err)
 	}
-	tracked, err := g.Run(ctx, call("ls-files", "-z", "--cached"))
+	// One listing of both kinds, each path tagged: "? " an untracked
+	// file, anything else ("H ") a path of From (one git process fewer
+	// than a listing each; a review waits on this).
+	listed, err := g.Run(ctx, call("ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard"))
 	if err != nil {
-		return res, fmt.Errorf("list the paths of %s: %w", src.From, err)
+		return res, fmt.Errorf("list the paths of %s and the untracked files of %s: %w", src.From, src.Worktree, err)
 	}
-	others, err := g.Run(ctx, call("ls-files", "-z", "--others", "--exclude-standard"))
-	if err != nil {
-		return res, fmt.Errorf("list the untracked files of %s: %w", src.Worktree, err)
+	var tracked, others []string
+	for p := range bytes.SplitSeq(listed, []byte{0}) {
+		if len(p) == 0 {
+			continue
+		}
+		if len(p) < 3 || p[1] != ' ' {
+			return res, fmt.Errorf("list the paths of %s: an entry without its tag: %q", src.Worktree, p)
+		}
+		if p[0] == '?' {
+			others = append(others, string(p[2:]))
+		} else {
+			tracked = append(tracked, string(p[2:]))
+		}
 	}
 	b := &treeBuilder{root: src.Worktree, tmp: tmp}
 	seen := map[string]bool{}
-	for p := range bytes.SplitSeq(tracked, []byte{0}) {
-		if len(p) > 0 && !seen[string(p)] {
-			seen[string(p)] = true
-			b.tracked(string(p))
+	for _, p := range tracked {
+		if !seen[p] {
+			seen[p] = true
+			b.tracked(p)
 		}
 	}
-	for p := range bytes.SplitSeq(others, []byte{0}) {
-		if len(p) > 0 && !seen[string(p)] {
-			seen[string(p)] = true
-			if err := b.other(string(p)); err != nil {
+	for _, p := range others {
+		if !seen[p] {
+			seen[p] = true
+			if err := b.other(p); err != nil {
 				return res, err
 			}
 		}

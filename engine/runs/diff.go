@@ -85,13 +85,17 @@ func (s *Store) diff(ctx context.Context, run *Run, opts DiffOptions) (*Diff, er
 			return nil, fmt.Errorf("diff of '%s': %w", run.Slug, err)
 		}
 		d.Source, d.Tree, d.Skipped, d.Dropped = DiffFromWorktree, t.Tree, t.Skipped, t.Dropped
-		if d.Files, err = s.git.DiffTrees(ctx, l.repo.Root, d.Base, t.Tree); err != nil {
+		td, err := s.git.TreeDiff(ctx, l.repo.Root)
+		if err != nil {
+			return nil, fmt.Errorf("diff of '%s': %w", run.Slug, err)
+		}
+		if d.Files, err = td.Files(ctx, d.Base, t.Tree); err != nil {
 			return nil, fmt.Errorf("diff of '%s': %w", run.Slug, err)
 		}
 		d.Risks = Risks(d.Files, s.blobReader(ctx, l.repo.Root))
 		if max > 0 && len(d.Files) > 0 {
 			w := &capWriter{max: max}
-			if err := s.git.WritePatch(ctx, l.repo.Root, d.Base, t.Tree, w); err != nil {
+			if err := td.Patch(ctx, d.Base, t.Tree, w); err != nil {
 				return nil, fmt.Errorf("diff of '%s': %w", run.Slug, err)
 			}
 			d.Patch, d.Truncated = w.buf.Bytes(), w.cut
