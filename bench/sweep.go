@@ -70,6 +70,30 @@ type Sweep struct {
 	// releasing are prepared acceptance checks being removed; Run waits
 	// for them.
 	releasing sync.WaitGroup
+	// held are the removals of finished cases' acceptance checks waiting
+	// for a case's model to be at work (or the sweep's end): the daemon's
+	// removal work then runs in the model's time, not beside the next
+	// case's sandbox start.
+	heldMu sync.Mutex
+	held   []func()
+}
+
+// holdRelease keeps a removal until letGo.
+func (s *Sweep) holdRelease(f func()) {
+	s.heldMu.Lock()
+	defer s.heldMu.Unlock()
+	s.held = append(s.held, f)
+}
+
+// letGo starts the held removals.
+func (s *Sweep) letGo() {
+	s.heldMu.Lock()
+	fs := s.held
+	s.held = nil
+	s.heldMu.Unlock()
+	for _, f := range fs {
+		s.releasing.Go(f)
+	}
 }
 
 // Staged is a case's repository, made from its fixture.
@@ -125,8 +149,7 @@ func (s *Sweep) caseCheck(ctx context.Context, req ScoreRequest) *caseCheck {
 
 func (ch *caseCheck) release() {
 	if ch.started.Load() {
-		p := ch.get()
-		ch.s.releasing.Go(p.Release)
+		ch.s.holdRelease(ch.get().Release)
 	}
 }
 
@@ -266,6 +289,7 @@ func (s *Sweep) Run(ctx context.Context) (int, error) {
 		}()
 	}
 	wg.Wait()
+	s.letGo()
 	s.releasing.Wait()
 	if firstErr != nil {
 		return written, fmt.Errorf("write %s: %w", s.Out, firstErr)
@@ -343,7 +367,10 @@ func (s *Sweep) runCase(ctx context.Context, c benchCase, host int, serving Serv
 			s.Progress.follow(inFlight, st.Transcript)
 			s.state.follow(flight, st.Slug, st.RunDir)
 		},
-		Working: check.start,
+		Working: func() {
+			check.start()
+			s.letGo() // the model is at work now: earlier cases' removals run in its time
+		},
 	}
 	runStart := s.Now()
 	payload, err := s.RunCase(ctx, spec, &log, hooks)

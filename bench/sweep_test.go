@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -317,5 +318,44 @@ func TestSweepPreparesEachCaseCheck(t *testing.T) {
 		if r.Model == "m" && (r.Acceptance != AcceptancePass || r.FixRound == nil || *r.FixRound != 1) {
 			t.Errorf("m/%s: %s fix round %v: the prepared check fails, the fix round's whole check passes", r.Task, r.Acceptance, r.FixRound)
 		}
+	}
+}
+
+// A finished case's prepared check is removed once the next case's model
+// is at work, never beside that case's sandbox start, and the last one
+// when the sweep ends.
+func TestSweepRemovesChecksInTheModelsTime(t *testing.T) {
+	t.Parallel()
+	f := newFakeBench(t)
+	f.outcome = func(string, string, int) (transcript.Status, string) { return transcript.StatusCompleted, "" }
+	f.pass = func(string) bool { return true }
+	out := filepath.Join(t.TempDir(), "results.jsonl")
+	s := f.sweep(out, []ModelSpec{{Model: "m", Slots: 1}}, []string{"a", "b", "c"}, 1)
+	s.Parallel = 1
+	var used, released atomic.Int32
+	s.Prepare = func(context.Context, ScoreRequest) PreparedScore {
+		return fakePrepared{used: &used, released: &released, pass: true}
+	}
+	// At each case's start (before its model works) the earlier cases'
+	// checks are still there; a removal started then would have to have
+	// been let go before Working.
+	var atStart []int32
+	run := s.RunCase
+	s.RunCase = func(ctx context.Context, spec engine.Spec, log io.Writer, hooks CaseHooks) (*engine.Payload, error) {
+		s.releasing.Wait() // whatever was let go has finished
+		atStart = append(atStart, released.Load())
+		return run(ctx, spec, log, hooks)
+	}
+	if n, err := s.Run(t.Context()); err != nil || n != 3 {
+		t.Fatalf("wrote %d rows: %v", n, err)
+	}
+	// Case 1 starts with nothing to remove; case 2 with case 1's check
+	// held (let go by case 2's Working, so 0 were removed at its start);
+	// case 3 with case 2's held and case 1's removed.
+	if want := []int32{0, 0, 1}; !slices.Equal(atStart, want) {
+		t.Fatalf("checks removed at each case's start %v, want %v", atStart, want)
+	}
+	if used.Load() != 3 || released.Load() != 3 {
+		t.Fatalf("used %d, released %d; want 3 and 3 by the sweep's end", used.Load(), released.Load())
 	}
 }
