@@ -142,3 +142,11 @@ func (r *Runner) openDocker(ctx context.Context, p *prepared, rec *record, slug 
 	}
 	return &opened{ws: ws, settings: ws.Settings(), docker: ws, volume: volume}, nil
 }
+
+// WarmDocker makes the docker engine spec names (spec.Docker.Host) ready
+// for runs of spec's image: its tool server volume is filled now if a run
+// would have to (workspace.WarmToolbox).
+func WarmDocker(ctx context.Context, spec Spec) error {
+	cfg := dockerConfig(spec, gitops.Repo{})
+	return workspace.WarmToolbox(ctx, engineAt(cfg.DockerHost), cfg)
+}

@@ -187,6 +187,7 @@ func runBench(ctx context.Context, io *streams, fs *pflag.FlagSet, bf benchFlags
 
 	base.Sandbox = "docker"
 	base.Docker.KeepVolume = false // the sweep scores the exported tree
+	warmEngines(ctx, io.errOut, base, hosts)
 	scorer := bench.CaseScorer{
 		Fixtures: fixtures, Runner: accept.runner,
 		Timeout: time.Duration(bf.acceptanceTimeout) * time.Second, Labels: accept.labels,
@@ -228,6 +229,26 @@ func runBench(ctx context.Context, io *streams, fs *pflag.FlagSet, bf benchFlags
 		}
 	}
 	return nil
+}
+
+// warmEngines fills, on every engine at once, the tool server volume the
+// cases' runs mount, so the first case on each is not the one that pays
+// for it. A failure is only a warning: each case's run tries again, and
+// fails as a sandbox error if it must.
+func warmEngines(ctx context.Context, stderr goio.Writer, base engine.Spec, hosts []string) {
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		spec := base
+		spec.Docker.Host = h
+		wg.Go(func() { errs[i] = engine.WarmDocker(ctx, spec) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintf(stderr, "warning: docker engine %s: the tool server volume: %v (each case tries again)\n", engineLabel(hosts[i]), err)
+		}
+	}
 }
 
 // benchPreflight refuses a sweep every case of which would be refused:
