@@ -56,7 +56,10 @@ type crashed struct {
 func (d *dockerRun) startPaused(point string, args ...string) *crashed {
 	d.t.Helper()
 	c := &crashed{cmd: exec.Command(d.bin, args...)}
-	c.cmd.Env = append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost(), pause.Env+"="+point)
+	// A temporary directory of the test's own: what a process killed at
+	// the point leaves there (the base pack it had not yet removed) goes
+	// with the test.
+	c.cmd.Env = append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost(), pause.Env+"="+point, "TMPDIR="+d.t.TempDir())
 	c.cmd.WaitDelay = 5 * time.Second
 	c.cmd.Stdout = &c.stdout
 	errPipe, err := c.cmd.StderrPipe()
