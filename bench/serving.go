@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -147,18 +149,50 @@ func probeOllama(ctx context.Context, hc *http.Client, root, _, model string) (S
 		// model's own length.
 		for _, line := range strings.Split(show.Parameters, "\n") {
 			if f := strings.Fields(line); len(f) == 2 && f[0] == "num_ctx" {
-				_, _ = fmt.Sscan(f[1], &info.ContextLength)
-			}
-		}
-		if info.ContextLength == 0 {
-			for k, val := range show.ModelInfo {
-				if n, ok := val.(float64); ok && strings.HasSuffix(k, ".context_length") {
+				var n float64
+				if _, err := fmt.Sscan(f[1], &n); err == nil && tokenCount(n) {
 					info.ContextLength = int(n)
 				}
 			}
 		}
+		if info.ContextLength == 0 {
+			info.ContextLength = ollamaContextLength(show.ModelInfo)
+		}
 	}
 	return info, true
+}
+
+// ollamaContextLength is the model's own context length from Ollama's
+// model_info: "<architecture>.context_length" for the architecture it
+// names, else the first (by name) "<x>.context_length" of one dot, so a
+// vision tower's "<x>.vision.context_length" never stands for the model
+// and the answer never depends on map order; 0 when none is a count.
+func ollamaContextLength(info map[string]any) int {
+	if arch, ok := info["general.architecture"].(string); ok {
+		if n, ok := info[arch+".context_length"].(float64); ok && tokenCount(n) {
+			return int(n)
+		}
+	}
+	keys := make([]string, 0, len(info))
+	for k := range info {
+		if strings.Count(k, ".") == 1 && strings.HasSuffix(k, ".context_length") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if n, ok := info[k].(float64); ok && tokenCount(n) {
+			return int(n)
+		}
+	}
+	return 0
+}
+
+// tokenCount reports whether n can be a context length: a whole number
+// of tokens, at least one and at most 2^30 (no model comes near; a
+// float-to-int conversion of anything larger overflows).
+func tokenCount(n float64) bool {
+	return n >= 1 && n <= 1<<30 && n == math.Trunc(n)
 }
 
 func probeModels(ctx context.Context, hc *http.Client, root, base, model string) (ServerInfo, bool) {

@@ -46,6 +46,25 @@ func TestProbeServerDialects(t *testing.T) {
 				"parameters": "stop \"<|im_end|>\"\nnum_ctx 8192",
 			},
 		}, ServerInfo{Server: "ollama", Version: "0.9.0", ContextLength: 8192, Quantization: "Q4_0"}},
+		// Without num_ctx, the model's own length: the architecture's, never
+		// a vision tower's, whatever the map order; a length no model has
+		// (too large to be an int, negative, fractional) is unknown.
+		{"ollama without num_ctx", map[string]any{
+			"GET /api/version": map[string]any{"version": "0.9.0"},
+			"POST /api/show": map[string]any{
+				"model_info": map[string]any{
+					"general.architecture": "gemma3", "gemma3.vision.context_length": 4096, "gemma3.context_length": 131072,
+					"a.context_length": 2048,
+				},
+				"parameters": "num_ctx -3.5",
+			},
+		}, ServerInfo{Server: "ollama", Version: "0.9.0", ContextLength: 131072}},
+		{"ollama by name", map[string]any{
+			"GET /api/version": map[string]any{"version": "0.9.0"},
+			"POST /api/show": map[string]any{
+				"model_info": map[string]any{"b.context_length": 4096, "a.context_length": 1e300, "c.vision.context_length": 512},
+			},
+		}, ServerInfo{Server: "ollama", Version: "0.9.0", ContextLength: 4096}},
 		{"vllm", map[string]any{
 			"GET /v1/models": map[string]any{"data": []any{map[string]any{"id": "qwen", "owned_by": "vllm", "max_model_len": 32768}}},
 			"GET /version":   map[string]any{"version": "0.8.5"},

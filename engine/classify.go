@@ -43,15 +43,27 @@ func classify(text, finishReason string) string {
 
 // hasJSONToolCall reports whether some "{" in s starts a JSON object with a
 // string "name" and an "arguments" key.
+//
+// Decoding from every "{" is quadratic in a reply of nested, unclosed
+// objects (a model repeating `{"a":` to its token limit took seconds at
+// 64 KB), so only a "{" whose first key could begin a call is tried, and
+// at most maxJSONCallTries of them.
 func hasJSONToolCall(s string) bool {
-	for i := strings.IndexByte(s, '{'); i >= 0; {
-		dec := json.NewDecoder(strings.NewReader(s[i:]))
-		var obj map[string]json.RawMessage
-		if dec.Decode(&obj) == nil {
-			var name string
-			_, hasArgs := obj["arguments"]
-			if json.Unmarshal(obj["name"], &name) == nil && obj["name"] != nil && hasArgs {
-				return true
+	if !strings.Contains(s, `"arguments"`) || !strings.Contains(s, `"name"`) {
+		return false
+	}
+	tries := 0
+	for i := strings.IndexByte(s, '{'); i >= 0 && tries < maxJSONCallTries; {
+		if callStart(s[i+1:]) {
+			tries++
+			dec := json.NewDecoder(strings.NewReader(s[i:]))
+			var obj map[string]json.RawMessage
+			if dec.Decode(&obj) == nil {
+				var name string
+				_, hasArgs := obj["arguments"]
+				if json.Unmarshal(obj["name"], &name) == nil && obj["name"] != nil && hasArgs {
+					return true
+				}
 			}
 		}
 		next := strings.IndexByte(s[i+1:], '{')
@@ -59,6 +71,26 @@ func hasJSONToolCall(s string) bool {
 			break
 		}
 		i += 1 + next
+	}
+	return false
+}
+
+// maxJSONCallTries bounds the objects hasJSONToolCall decodes in one reply.
+const maxJSONCallTries = 256
+
+// callKeys are the first keys of the objects a text tool call is written
+// as: {"name": …, "arguments": …} in either order, or with its type or id
+// first.
+var callKeys = []string{`"name"`, `"arguments"`, `"type"`, `"id"`}
+
+// callStart reports whether rest (what follows a "{") begins, after
+// white space, with one of callKeys.
+func callStart(rest string) bool {
+	rest = strings.TrimLeft(rest, " \t\r\n")
+	for _, k := range callKeys {
+		if strings.HasPrefix(rest, k) {
+			return true
+		}
 	}
 	return false
 }

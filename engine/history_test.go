@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dirtywork/dirtywork/engine/provider"
 )
@@ -57,6 +58,23 @@ func TestBudgetAndCalibration(t *testing.T) {
 	}
 }
 
+// A reply of nested, unclosed objects (a model repeating itself to its
+// token limit) is classified at once: decoding from every "{" took
+// seconds at 64 KB and minutes at 256 KB.
+func TestClassifyNestedObjectsStaysLinear(t *testing.T) {
+	text := `"name" "arguments" ` + strings.Repeat(`{"name":`, 32<<10) // 256 KB
+	done := make(chan string, 1)
+	go func() { done <- classify(text, "stop") }()
+	select {
+	case got := <-done:
+		if got != replyAnswer {
+			t.Fatalf("classify = %s, want %s", got, replyAnswer)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("classify of 256 KB of nested objects did not finish within 10 s")
+	}
+}
+
 func TestClassify(t *testing.T) {
 	tests := map[string]struct{ text, reason, want string }{
 		"answer":       {"Done. Changed a.go.", "stop", replyAnswer},
@@ -69,6 +87,9 @@ func TestClassify(t *testing.T) {
 		"json call":    {`ok {"x":1} then {"name":"bash","arguments":{}}`, "stop", replyTextToolCall},
 		"json no args": {`{"name":"bash"}`, "stop", replyAnswer},
 		"name not str": {`{"name":1,"arguments":{}}`, "stop", replyAnswer},
+		"args first":   {"see {\n  \"arguments\": {\"path\": \"a\"}, \"name\": \"read_file\"}", "stop", replyTextToolCall},
+		"typed call":   {`{"type":"function","name":"bash","arguments":"{}"}`, "stop", replyTextToolCall},
+		"nested call":  {`{"function":{"name":"bash","arguments":{}}}`, "stop", replyTextToolCall},
 	}
 	for name, tt := range tests {
 		if got := classify(tt.text, tt.reason); got != tt.want {

@@ -148,7 +148,12 @@ func decodeRun(data []byte) (RunRecord, string) {
 		_ = json.Unmarshal(one, &rec)
 	}
 	slices.Sort(bad)
-	if len(bad) == 1 {
+	switch len(bad) {
+	case 0:
+		// The bad value was an earlier copy of a repeated key: the last
+		// one counts (as everywhere else run.json is read), and it is good.
+		return rec, ""
+	case 1:
 		return rec, fmt.Sprintf("run.json key %q is not of the expected type", bad[0])
 	}
 	return rec, fmt.Sprintf("run.json keys %q are not of the expected type", bad)

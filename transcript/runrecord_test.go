@@ -119,6 +119,20 @@ func TestReadRunWarnsOfAWrongTypedKey(t *testing.T) {
 	if !strings.Contains(rf.Warning, `"turns"`) || !strings.Contains(rf.Warning, `"host_pid"`) || rf.Size == 0 || rf.Ino == 0 {
 		t.Fatalf("warning %q, stamp %d %d", rf.Warning, rf.Size, rf.Ino)
 	}
+	// A repeated key reads as its last copy, with no warning when that is
+	// good; a bad last copy is named.
+	for doc, want := range map[string]string{`{"turns":"x","turns":1}`: "", `{"turns":1,"turns":"x"}`: `"turns"`} {
+		if err := os.WriteFile(filepath.Join(dir, RecordName), []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rf, err := ReadRun(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (want == "") != (rf.Warning == "") || !strings.Contains(rf.Warning, want) || (want == "") != (rf.Record.Turns != nil && *rf.Record.Turns == 1) {
+			t.Errorf("%s: warning %q, turns %v", doc, rf.Warning, rf.Record.Turns)
+		}
+	}
 	for _, bad := range []string{`[1]`, `{"a":1} {}`, `{`, ``} {
 		if err := os.WriteFile(filepath.Join(dir, RecordName), []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
