@@ -85,7 +85,7 @@ var _ provider.Provider = (*Provider)(nil)
 func New(cfg Config) *Provider {
 	p := &Provider{baseURL: cfg.BaseURL, apiKey: cfg.APIKey, retry: cfg.Retry}
 	p.base, p.baseErr = parseBase(cfg.BaseURL)
-	hc := &http.Client{}
+	hc := provider.NewHTTPClient()
 	if cfg.HTTPClient != nil {
 		c := *cfg.HTTPClient
 		hc = &c

@@ -84,7 +84,7 @@ var (
 func New(cfg Config) *Provider {
 	client := cfg.HTTPClient
 	if client == nil {
-		client = &http.Client{}
+		client = provider.NewHTTPClient()
 	}
 	return &Provider{
 		baseURL: cfg.BaseURL,
