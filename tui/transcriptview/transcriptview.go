@@ -399,12 +399,15 @@ func (m Model) View() string {
 	if m.query != "" {
 		title += s.Muted.Render(" · search: ") + termsafe.Line(m.query) + s.Muted.Render(" · "+m.matchNote())
 	}
+	// The selected event's lines, drawn once for the title and the body.
+	var detail []string
+	if len(es) > 0 {
+		detail = m.detail(m.shown(m.cursor), w)
+	}
 	where := fit.Position(m.cursor, len(es))
-	if m.expanded && len(es) > 0 {
+	if n := len(detail); m.expanded && n > 0 {
 		// The event's own position too: the last of its lines on screen.
-		if n := m.detailLen(); n > 0 {
-			where += " " + theme.GlyphSep + " line " + fit.Position(min(n, m.detailAt+m.expandedHeight())-1, n)
-		}
+		where += " " + theme.GlyphSep + " line " + fit.Position(min(n, m.detailAt+m.expandedHeight())-1, n)
 	}
 	lines := []string{fit.Spread(title, s.Muted.Render(where), w)}
 	if m.searching {
@@ -429,7 +432,6 @@ func (m Model) View() string {
 		lines = append(lines, s.Muted.Render(strings.Repeat("─", w)))
 	}
 	detailH := m.height - len(lines)
-	detail := m.detail(m.shown(m.cursor), w)
 	at := min(m.detailAt, max(0, len(detail)-detailH))
 	lines = append(lines, detail[at:]...)
 	return fit.Lines(lines, w, m.height)
