@@ -195,11 +195,14 @@ func (d *detachedChild) announce(s engine.Started) {
 	defer d.mu.Unlock()
 	log, err := os.OpenFile(filepath.Join(s.RunDir, stderrLogName), os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o600)
 	if err == nil {
-		_, _ = log.Write(d.early.Bytes()) // best effort: the log is for people
+		// Best effort: the log is for people, who read it with cat, less
+		// and tail -f: neutralised as the terminal's stderr is. (What the
+		// parent relayed of these lines it neutralised itself.)
+		_, _ = io.WriteString(log, termsafe.String(d.early.String()))
 		// fd 2 itself becomes the log, so the runtime's own last words
 		// (a crash) land there too, and nothing holds the parent's pipe.
 		if err = unix.Dup2(int(log.Fd()), 2); err == nil {
-			// The log is read with cat and less: neutralised as stderr was.
+			// The later lines likewise.
 			d.errOut = termsafe.NewWriter(os.Stderr)
 		}
 		_ = log.Close()
