@@ -165,7 +165,8 @@ func TestBudgetAndCalibration(t *testing.T) {
 
 // A reply of nested, unclosed objects (a model repeating itself to its
 // token limit) is classified at once: decoding from every "{" took
-// seconds at 64 KB and minutes at 256 KB.
+// seconds at 64 KB and minutes at 256 KB. The ceiling is generous: under
+// the race detector on a busy machine the linear pass takes 5 s and more.
 func TestClassifyNestedObjectsStaysLinear(t *testing.T) {
 	text := `"name" "arguments" ` + strings.Repeat(`{"name":`, 32<<10) // 256 KB
 	done := make(chan string, 1)
@@ -175,8 +176,8 @@ func TestClassifyNestedObjectsStaysLinear(t *testing.T) {
 		if got != replyAnswer {
 			t.Fatalf("classify = %s, want %s", got, replyAnswer)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("classify of 256 KB of nested objects did not finish within 10 s")
+	case <-time.After(60 * time.Second):
+		t.Fatal("classify of 256 KB of nested objects did not finish within 60 s")
 	}
 }
 
