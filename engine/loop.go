@@ -127,7 +127,7 @@ func (l *Loop) now() time.Time {
 func (l *Loop) Run(ctx context.Context, system, task string) Outcome {
 	r := &run{
 		l:        l,
-		hist:     newHistory(l.ContextWindow),
+		hist:     newHistory(l.ContextWindow).withReply(l.MaxTokens),
 		failures: newFailureTracker(),
 		stall:    newStallTracker(l.StallTurns),
 		repeat:   newRepeatTracker(l.StuckRepeats),
@@ -210,7 +210,7 @@ func (r *run) ask(ctx context.Context) (resp provider.Response, status transcrip
 	}
 	r.hist.changed = false
 	r.out.Requests++
-	sentChars := r.hist.total
+	sent := r.hist.mark()
 
 	var err error
 	if pf := r.first; pf != nil {
@@ -223,7 +223,7 @@ func (r *run) ask(ctx context.Context) (resp provider.Response, status transcrip
 		resp, err = r.l.Provider.Chat(callCtx, r.l.request(r.hist.msgs, progress.report))
 	}
 	if err == nil {
-		r.hist.calibrate(sentChars, resp.Usage.PromptTokens)
+		r.hist.calibrate(sent, resp.Usage.PromptTokens)
 		return resp, "", "", false
 	}
 	if ctx.Err() != nil {
