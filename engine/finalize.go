@@ -7,6 +7,7 @@ import (
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -24,6 +25,7 @@ func finalize(ctx context.Context, ws sandbox.Workspace) (fin *sandbox.Finalizat
 	}()
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalizeTimeout)
 	defer cancel()
+	pause.At(pause.Finalize)
 	f, err := ws.Finalize(fctx)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine/provider"
 	"github.com/dirtywork/dirtywork/engine/tools"
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -191,6 +192,7 @@ func (r *run) loop(ctx context.Context) (status transcript.Status, final string)
 			}
 			continue
 		}
+		pause.At(pause.Reply) // the reply is recorded, its calls not yet run
 		if status, final, done := r.handleCalls(ctx, resp); done {
 			return status, final
 		}
@@ -441,6 +443,7 @@ func (r *run) runCall(ctx context.Context, c provider.ToolCall, finishReason str
 	}
 
 	ev := transcript.ToolResult{Tool: c.Name, Args: firstRunes(rawArgs, resultArgsCap), Result: firstRunes(result, resultPreviewCap), TimedOut: res.TimedOut}
+	pause.At(pause.ToolDone) // the call did its work, the transcript does not say so yet
 	r.write(ev)
 	if c.Name != tools.Finish {
 		r.out.LastToolResult = &transcript.LastToolResult{Tool: ev.Tool, Args: ev.Args, Result: ev.Result}
@@ -457,6 +460,7 @@ func (r *run) complete(ctx context.Context, final, pending string) (status trans
 		return transcript.StatusCompleted, final, true
 	}
 	timeout := min(max(v.Timeout, time.Second), 600*time.Second)
+	pause.At(pause.Verify)
 	res, err := r.l.Tools.RunVerify(ctx, verifyScript(v.Command), timeout)
 	if err != nil {
 		switch {

@@ -3,16 +3,13 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,99 +17,26 @@ import (
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
-// The worker of the crash runs writes three files in three turns: one
-// with write_file, one with bash, one with write_file again (large enough
-// that an export of the tree passes the mid-export point part way).
-var crashFiles = map[string]string{
-	"alpha.txt": "written by write_file\n",
-	"bravo.txt": "written by bash\n",
-	"big.txt":   strings.Repeat("a line of the worker's, kept whole\n", 400),
-}
-
+// crashScript is crashTurns for a docker run's scripted server; a slow
+// bash sleeps after writing its file.
 func crashScript(slowBash bool) func([]string) any {
-	bash := "printf 'written by bash\\n' > bravo.txt"
+	sleep := ""
 	if slowBash {
-		bash += " && sleep 120"
+		sleep = "sleep 120"
 	}
-	return func([]string) any {
-		return map[string]any{"turns": []any{
-			toolCall("write_file", map[string]any{"path": "alpha.txt", "content": crashFiles["alpha.txt"]}),
-			toolCall("bash", map[string]any{"command": bash}),
-			toolCall("write_file", map[string]any{"path": "big.txt", "content": crashFiles["big.txt"]}),
-			map[string]any{"finish": "three files"},
-		}}
-	}
+	return func([]string) any { return crashTurns(sleep) }
 }
 
-// crashed is a dirtywork process stopped at a pause point.
-type crashed struct {
-	cmd    *exec.Cmd
-	stdout strings.Builder
-	stderr strings.Builder
-}
-
-// startPaused starts dirtywork with args and waits until it announces
-// point; nothing is timed, the announcement is the signal.
-func (d *dockerRun) startPaused(point string, args ...string) *crashed {
+// startPaused starts dirtywork with args and TMPDIR tmp and waits until
+// it announces point.
+func (d *dockerRun) startPaused(tmp, point string, args ...string) *crashed {
 	d.t.Helper()
-	c := &crashed{cmd: exec.Command(d.bin, args...)}
+	cmd := exec.Command(d.bin, args...)
 	// A temporary directory of the test's own: what a process killed at
-	// the point leaves there (the base pack it had not yet removed) goes
-	// with the test.
-	c.cmd.Env = append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost(), pause.Env+"="+point, "TMPDIR="+d.t.TempDir())
-	c.cmd.WaitDelay = 5 * time.Second
-	c.cmd.Stdout = &c.stdout
-	errPipe, err := c.cmd.StderrPipe()
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	if err := c.cmd.Start(); err != nil {
-		d.t.Fatal(err)
-	}
-	d.t.Cleanup(func() {
-		if c.cmd.ProcessState == nil {
-			_ = c.cmd.Process.Kill()
-			_ = c.cmd.Wait()
-		}
-	})
-	announced := make(chan bool, 1)
-	go func() {
-		sc := bufio.NewScanner(errPipe)
-		seen := false
-		for sc.Scan() {
-			c.stderr.WriteString(sc.Text() + "\n")
-			if !seen && strings.HasPrefix(sc.Text(), "dirtywork: paused at "+point+" ") {
-				seen = true
-				announced <- true
-			}
-		}
-		if !seen {
-			announced <- false
-		}
-		_, _ = io.Copy(io.Discard, errPipe)
-	}()
-	select {
-	case ok := <-announced:
-		if !ok {
-			_ = c.cmd.Wait()
-			d.t.Fatalf("dirtywork %v ended without reaching %s:\n%s%s", args, point, c.stdout.String(), c.stderr.String())
-		}
-	case <-time.After(3 * time.Minute):
-		d.t.Fatalf("dirtywork %v did not reach %s:\n%s", args, point, c.stderr.String())
-	}
-	return c
-}
-
-// kill SIGKILLs the paused process and reaps it.
-func (c *crashed) kill(t *testing.T) {
-	t.Helper()
-	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := c.cmd.Wait()
-	if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("the process did not die by SIGKILL: %v", err)
-	}
+	// the point leaves there (the base pack it had not yet removed) is
+	// found there, and goes with the test.
+	cmd.Env = append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost(), "TMPDIR="+tmp)
+	return startPausedCmd(d.t, cmd, point)
 }
 
 // onlySlug is the slug of the one run whose run dir was made after before.
@@ -199,22 +123,33 @@ func TestCrashAtEveryPoint(t *testing.T) {
 		// review: the run ends first; args are the review command killed.
 		review []string
 		resume bool
+		// ended: run.json says the run ended when the process dies.
+		ended bool
 	}{
 		{point: pause.Lane},
 		{point: pause.Volume},
 		{point: pause.Container},
+		{point: pause.Reply},
 		{point: pause.MidWrite, written: []string{"alpha.txt"}},
+		{point: pause.ToolDone, written: []string{"alpha.txt"}},
 		{point: pause.MidBash, written: []string{"alpha.txt", "bravo.txt"}},
+		{point: pause.Verify, written: all},
+		{point: pause.Finalize, written: all},
 		{point: pause.MidExport, written: all},
 		{point: pause.Stash, written: all, resume: true},
 		{point: pause.RunJSON, written: all},
+		{point: pause.Output, written: all, ended: true},
 		{point: pause.Verdict, written: all, review: []string{"runs", "verdict", "SLUG", "cleanup", "--note", "crash"}},
 		{point: pause.Park, written: all, review: []string{"runs", "clean", "SLUG", "--force"}},
 		{point: pause.Merge, written: all, review: []string{"runs", "merge", "SLUG"}},
 	} {
 		t.Run(tc.point, func(t *testing.T) {
 			d := newDockerRun(t, bin, crashScript(tc.point == pause.MidBash))
+			tmp := t.TempDir()
 			runArgs := d.runArgs("crash test")
+			if tc.point == pause.Verify {
+				runArgs = d.runArgs("--verify", "test -f alpha.txt", "crash test")
+			}
 			var slug string
 			var proc *crashed
 			switch {
@@ -236,7 +171,7 @@ func TestCrashAtEveryPoint(t *testing.T) {
 						args[i] = slug
 					}
 				}
-				proc = d.startPaused(tc.point, args...)
+				proc = d.startPaused(tmp, tc.point, args...)
 			case tc.resume:
 				first, stderr, _ := d.dockerCLI(d.runArgs("--max-turns", "1", "crash test")...)
 				if first == nil || first["status"] != "max_turns" {
@@ -244,12 +179,12 @@ func TestCrashAtEveryPoint(t *testing.T) {
 				}
 				d.cleanupRun(filepath.Base(first["run_dir"].(string)))
 				before := d.runDirs()
-				proc = d.startPaused(tc.point, d.resumeArgs(filepath.Base(first["run_dir"].(string)))...)
+				proc = d.startPaused(tmp, tc.point, d.resumeArgs(filepath.Base(first["run_dir"].(string)))...)
 				slug = d.newSlug(before)
 				d.cleanupRun(slug)
 			default:
 				before := d.runDirs()
-				proc = d.startPaused(tc.point, runArgs...)
+				proc = d.startPaused(tmp, tc.point, runArgs...)
 				slug = d.newSlug(before)
 				d.cleanupRun(slug)
 			}
@@ -290,24 +225,44 @@ func TestCrashAtEveryPoint(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run.json after the kill: %v", err)
 			}
+			status, _ := rec.String("status")
+			wantStatus := "running"
+			if tc.review != nil || tc.ended {
+				wantStatus = "completed"
+			}
+			if status != wantStatus {
+				t.Errorf("run.json status %q, want %q", status, wantStatus)
+			}
+			for _, r := range rows {
+				if r["slug"] == slug && r["status"] != wantStatus {
+					t.Errorf("runs list shows %s as %v, want %s", slug, r["status"], wantStatus)
+				}
+			}
+			noTranscript := tc.point == pause.Lane || tc.point == pause.Volume || tc.point == pause.Container
+			checkCrashTranscript(t, filepath.Join(d.home, "runs", slug), tc.point, noTranscript, len(tc.written))
 			wt, _ := rec.String("worktree")
 			branch, _ := rec.String("branch")
 
-			out, errOut, code = d.cliText("runs", "reconcile", "--repo", d.repo)
+			out, errOut, code = d.cliTextEnv([]string{"TMPDIR=" + tmp}, "runs", "reconcile", "--repo", d.repo)
 			t.Logf("runs reconcile:\n%s%s", out, errOut)
 			if code != 0 {
 				t.Fatalf("runs reconcile: exit %d", code)
 			}
-			if tc.review != nil {
+			if tc.review != nil || tc.ended {
 				// The run had ended: its worktree is the operator's to
 				// review, and reconcile leaves it. Cleaning it is the next
 				// step, and loses nothing either.
-				if out, errOut, code := d.cliText("runs", "clean", slug, "--force"); code != 0 {
+				if out, errOut, code := d.cliText("runs", "clean", slug, "--force", "--keep-transcript"); code != 0 {
 					t.Fatalf("runs clean --force: exit %d\n%s\n%s", code, out, errOut)
 				}
 			}
 			if left := labelled(t, slug); len(left) != 0 {
 				t.Errorf("containers or volumes left: %v", left)
+			}
+			// Reconcile reaped what the killed process left in its
+			// temporary directory (a base pack, before the upload).
+			if left, _ := os.ReadDir(tmp); len(left) != 0 {
+				t.Errorf("temporary files left: %v", left)
 			}
 			if wt != "" {
 				if _, err := os.Lstat(wt); err == nil {
@@ -323,6 +278,9 @@ func TestCrashAtEveryPoint(t *testing.T) {
 			if refs := gitOut(t, d.repo, "for-each-ref", "--format=%(refname)", "refs/heads/dirtywork/"); refs != "" {
 				t.Errorf("branches left: %s (run's is %s)", refs, branch)
 			}
+			checkResumeRefused(t, slug, d.runDirs, func() (string, string, int) {
+				return d.cliText(d.resumeArgs(slug)...)
+			})
 			if len(tc.written) == 0 {
 				return
 			}
@@ -350,8 +308,14 @@ func TestCrashAtEveryPoint(t *testing.T) {
 // code.
 func (d *dockerRun) cliText(args ...string) (string, string, int) {
 	d.t.Helper()
+	return d.cliTextEnv(nil, args...)
+}
+
+// cliTextEnv is cliText with env added to the environment.
+func (d *dockerRun) cliTextEnv(env []string, args ...string) (string, string, int) {
+	d.t.Helper()
 	cmd := exec.CommandContext(d.t.Context(), d.bin, args...)
-	cmd.Env = append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost())
+	cmd.Env = append(append(os.Environ(), "DIRTYWORK_HOME="+d.home, "DOCKER_HOST="+dockerHost()), env...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	_ = cmd.Run()

@@ -14,6 +14,7 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
 	"github.com/dirtywork/dirtywork/sandbox/egress"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/transcript"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -283,6 +284,7 @@ func runAndPrint(ctx context.Context, io *streams, spec engine.Spec, onStarted f
 	if err != nil {
 		return nil, fmt.Errorf("encode the result: %w", err)
 	}
+	pause.At(pause.Output) // the run is recorded and its result kept: stdout is the last copy
 	if _, err := io.out.Write(data); err != nil {
 		return nil, fmt.Errorf("print the result: %w", err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
+	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
+	"github.com/dirtywork/dirtywork/sandbox/host"
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
@@ -83,8 +85,18 @@ func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*Reconcil
 	sort.SliceStable(rc.rep.Orphans, func(i, j int) bool { return rc.rep.Orphans[i].Kind < rc.rep.Orphans[j].Kind })
 	if !opts.DryRun {
 		rc.act(ctx)
+		rc.tempDirs()
 	}
 	return rc.rep, nil
+}
+
+// tempDirs removes what killed runs left in the temporary directory: the
+// host worker repositories and docker base packs whose owner lock is free
+// (their run is gone). A live run holds its lock, and keeps them.
+func (rc *reconciliation) tempDirs() {
+	tmp := os.TempDir()
+	rc.rep.Removed = append(rc.rep.Removed, host.SweepStaleRepos(tmp)...)
+	rc.rep.Removed = append(rc.rep.Removed, workspace.SweepStalePacks(tmp)...)
 }
 
 // reconciliation is one Reconcile, in phases: what the runs root and the

@@ -104,14 +104,20 @@ func newPrivateRepo(worktree string) (privateRepo, error) {
 }
 
 // sweepStaleRepos removes the worker repositories that runs which died
+// left in dir (the system's temporary directory).
+func sweepStaleRepos(dir string) { SweepStaleRepos(dir) }
+
+// SweepStaleRepos removes the worker repositories that runs which died
 // left in dir (the system's temporary directory): those whose owner lock
 // can be taken, and those old enough that never got one. What cannot be
-// read or removed (another user's) is left alone.
-func sweepStaleRepos(dir string) {
+// read or removed (another user's) is left alone. It returns the
+// directories removed.
+func SweepStaleRepos(dir string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return
+		return nil
 	}
+	var removed []string
 	for _, e := range entries {
 		if !e.IsDir() || !strings.HasPrefix(e.Name(), workerDirPrefix) {
 			continue
@@ -119,16 +125,17 @@ func sweepStaleRepos(dir string) {
 		path := filepath.Join(dir, e.Name())
 		f, err := os.Open(filepath.Join(path, ".owner"))
 		if err != nil {
-			if info, ierr := e.Info(); ierr == nil && time.Since(info.ModTime()) > staleAge && os.IsNotExist(err) {
-				_ = removeAll(path)
+			if info, ierr := e.Info(); ierr == nil && time.Since(info.ModTime()) > staleAge && os.IsNotExist(err) && removeAll(path) == nil {
+				removed = append(removed, path)
 			}
 			continue
 		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			_ = removeAll(path) // its run is gone: nobody holds the lock
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil && removeAll(path) == nil {
+			removed = append(removed, path) // its run is gone: nobody holds the lock
 		}
 		_ = f.Close()
 	}
+	return removed
 }
 
 // fillBase packs the base commit (with its history when asked) from the

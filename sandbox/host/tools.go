@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dirtywork/dirtywork/sandbox"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/sandbox/toolbox"
 )
 
@@ -35,6 +36,11 @@ func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Durat
 		return res, err
 	}
 	w.watch.begin()
+	if pause.Armed(pause.MidBash) {
+		// The announcement goes out while the command runs: the test
+		// kills the process in the middle of it.
+		go pause.At(pause.MidBash)
+	}
 	reply, err := c.Bash(ctx, command, timeout)
 	w.watch.end()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/dirtywork/dirtywork/gitops"
 	"github.com/dirtywork/dirtywork/sandbox"
 	"github.com/dirtywork/dirtywork/sandbox/fsops"
+	"github.com/dirtywork/dirtywork/sandbox/pause"
 	"github.com/dirtywork/dirtywork/sandbox/seal"
 	"github.com/dirtywork/dirtywork/sandbox/toolbox"
 )
@@ -283,6 +284,7 @@ func (w *Workspace) startJail(ctx context.Context) error {
 	if w.cfg.OnBaseline != nil {
 		w.cfg.OnBaseline(w.since)
 	}
+	pause.At(pause.Jail) // the jail and its tree are ready, no tool call made
 	if !w.cfg.KeepTree {
 		// Before any tool call: nothing of the worker's is there yet.
 		if stats, err := statTree(w.root); err == nil {

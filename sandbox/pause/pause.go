@@ -34,11 +34,17 @@ const (
 	Transcript = "transcript" // the transcript exists, run_start not yet written
 	Volume     = "volume"     // the docker volumes exist, no container yet
 	Container  = "container"  // the worker container runs
+	Jail       = "jail"       // the host jail runs, the base tree checked out in it
+	Reply      = "reply"      // a model reply with tool calls is in the transcript, none run yet
 	MidBash    = "mid-bash"   // a worker's bash command is on its way (announced, the process goes on)
 	MidWrite   = "mid-write"  // a file was written in the sandbox only
+	ToolDone   = "tool-done"  // a tool call did its work, its tool_result not yet written
+	Verify     = "verify"     // the worker finished, its verify command not yet run
+	Finalize   = "finalize"   // the loop ended, the tree not yet measured or exported
 	MidExport  = "mid-export" // part of the tree has reached the worktree
 	Stash      = "stash"      // a resume moved the prior work aside, before its export
 	RunJSON    = "run-json"   // run_end is written, run.json not yet
+	Output     = "output"     // run.json and the kept result are final, stdout not yet written
 	Verdict    = "verdict"    // a verdict is being recorded
 	Park       = "park"       // a parked ref exists, nothing removed yet
 	Merge      = "merge"      // a merge switched the checkout, its branch not yet moved
