@@ -407,20 +407,20 @@ func TestCrashAtEveryPointHost(t *testing.T) {
 }
 
 // reconcile runs `runs reconcile` on the test's repository and returns
-// its report. The test's processes reach no docker daemon: reconcile says
-// so and exits 1, having done everything else; any other failure fails
-// the test.
+// its report. The test's processes reach no docker daemon, and no run of
+// its runs root used docker: reconcile notes that it did not look there
+// and succeeds; anything else on stderr fails the test.
 func (h *hostCrash) reconcile() string {
 	t := h.t
 	t.Helper()
 	out, errOut, code := h.cli("runs", "reconcile", "--repo", h.repo)
 	t.Logf("runs reconcile:\n%s%s", out, errOut)
 	for _, line := range strings.Split(strings.TrimSpace(errOut), "\n") {
-		if line != "" && !strings.HasPrefix(line, "failed: docker: ") {
+		if line != "" && !strings.HasPrefix(line, "note: docker: ") {
 			t.Fatalf("runs reconcile failed: %s", line)
 		}
 	}
-	if code != 0 && (code != 1 || errOut == "") {
+	if code != 0 {
 		t.Fatalf("runs reconcile: exit %d", code)
 	}
 	return out

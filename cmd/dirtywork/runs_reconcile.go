@@ -65,6 +65,9 @@ worktrees or directories are only reported. A live run is never touched.
 				for _, r := range rep.Removed {
 					fmt.Fprintf(io.out, "removed: %s\n", line(r))
 				}
+				for _, n := range rep.Notes {
+					fmt.Fprintf(io.errOut, "note: %s\n", line(n))
+				}
 				for _, f := range rep.Failed {
 					fmt.Fprintf(io.errOut, "failed: %s\n", line(f))
 				}

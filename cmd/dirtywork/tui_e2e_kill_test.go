@@ -36,24 +36,6 @@ func (p *tmuxPane) paneProcess(arg string) int {
 	return 0
 }
 
-// removeSocketAtEnd stops the pane's tmux server when the test ends and
-// removes its socket file, which tmux leaves behind in its directory
-// (TMUX_TMPDIR, else /tmp, then tmux-<uid>). It runs before startTUI's own
-// cleanup, so it shows the last screen of a failed test itself.
-func (p *tmuxPane) removeSocketAtEnd() {
-	p.t.Cleanup(func() {
-		if p.t.Failed() {
-			p.t.Logf("last screen:\n%s", p.capture())
-		}
-		_ = exec.Command("tmux", "-L", p.socket, "kill-server").Run()
-		dir := os.Getenv("TMUX_TMPDIR")
-		if dir == "" {
-			dir = "/tmp"
-		}
-		_ = os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), p.socket)) // best effort: a stale socket file is harmless
-	})
-}
-
 // secondRequestOut reports whether the run's transcript records its first
 // tool result and its second model request: the one the model holds.
 func secondRequestOut(runDir string) bool {
@@ -126,7 +108,6 @@ func TestE2EKillMissionControlWithFourLiveRuns(t *testing.T) {
 	p := startTUI(t, 160, 45, []string{"DIRTYWORK_HOME=" + home, "TMPDIR=" + tmp},
 		"tui", "--base-url", base, "--model", scripted.DefaultModel, "--repo", repo, "--sandbox", "none",
 		"--notify", "none", "--max-parallel", "4")
-	p.removeSocketAtEnd()
 	p.waitText("mission control", 30*time.Second)
 	tasks := []string{"kill test one", "kill test two", "kill test three", "kill test four"}
 	for i, task := range tasks {

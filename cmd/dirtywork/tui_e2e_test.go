@@ -72,6 +72,13 @@ func startTUIWith(t *testing.T, exe string, w, h int, env []string, args ...stri
 			}
 		}
 		_ = exec.Command("tmux", "-L", p.socket, "kill-server").Run()
+		// tmux leaves its socket file behind (in TMUX_TMPDIR, else /tmp,
+		// then tmux-<uid>); a stale one is harmless, but they pile up.
+		dir := os.Getenv("TMUX_TMPDIR")
+		if dir == "" {
+			dir = "/tmp"
+		}
+		_ = os.Remove(filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Getuid()), p.socket))
 	})
 	return p
 }

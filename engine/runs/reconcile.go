@@ -52,7 +52,10 @@ type ReconcileReport struct {
 	// Removed and Failed are objects removed, and steps that failed.
 	Removed []string `json:"removed"`
 	Failed  []string `json:"failed"`
-	DryRun  bool     `json:"dry_run"`
+	// Notes are things not looked at that needed no look: the docker
+	// daemon out of reach where no run of the runs root used docker.
+	Notes  []string `json:"notes"`
+	DryRun bool     `json:"dry_run"`
 }
 
 // Reconcile joins run records, the lane manifests and `git worktree list`
@@ -68,7 +71,7 @@ type ReconcileReport struct {
 // at (a run of another runs root has no record here and may be alive).
 func (s *Store) Reconcile(ctx context.Context, opts ReconcileOptions) (*ReconcileReport, error) {
 	rc := &reconciliation{
-		s: s, rep: &ReconcileReport{Orphans: []Orphan{}, Cleaned: []*CleanResult{}, Removed: []string{}, Failed: []string{}, DryRun: opts.DryRun},
+		s: s, rep: &ReconcileReport{Orphans: []Orphan{}, Cleaned: []*CleanResult{}, Removed: []string{}, Failed: []string{}, Notes: []string{}, DryRun: opts.DryRun},
 		bySlug: map[string]*Run{}, repos: map[string]bool{}, crashed: map[string]bool{}, ours: map[string]bool{},
 		reapVols: map[string]string{}, emptying: map[string]bool{},
 	}
@@ -166,9 +169,26 @@ func (rc *reconciliation) listDocker(ctx context.Context) {
 		rc.ours[docker.RepoLabel(repo)] = true
 	}
 	rc.cs, rc.vs, rc.dockerErr = rc.s.docker.ListLabelled(ctx)
-	if rc.dockerErr != nil {
+	switch {
+	case rc.dockerErr == nil:
+	case rc.anyDockerRun():
 		rc.rep.Failed = append(rc.rep.Failed, "docker: "+rc.dockerErr.Error())
+	default:
+		// A host-mode user without a daemon: nothing of docker's can be
+		// theirs, and reconcile did all it had to.
+		rc.rep.Notes = append(rc.rep.Notes, "docker: not looked at, no run here used it ("+rc.dockerErr.Error()+")")
 	}
+}
+
+// anyDockerRun reports whether a run of the runs root used (or may have
+// used: its record unreadable) the docker sandbox.
+func (rc *reconciliation) anyDockerRun() bool {
+	for _, r := range rc.list {
+		if r.Err != nil || r.Record.Sandbox != "none" {
+			return true
+		}
+	}
+	return false
 }
 
 // live reports a run that is alive, or recorded as running (a crash the

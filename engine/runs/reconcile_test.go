@@ -2,10 +2,12 @@ package runs
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dirtywork/dirtywork/gitops"
@@ -329,5 +331,32 @@ func TestARunOf091IsAliveWhileItsProcessIs(t *testing.T) {
 	}
 	if !slices.ContainsFunc(dry.Orphans, func(o Orphan) bool { return o.Kind == "crashed-run" && o.Slug == "legacy" }) {
 		t.Errorf("the ended run is not called crashed: %+v", dry.Orphans)
+	}
+}
+
+// TestReconcileWithoutADaemonFailsOnlyWhenADockerRunIsThere: a host-mode
+// user without a docker daemon gets a clean reconcile (a note says docker
+// was not looked at); once a run of the runs root used docker, the daemon
+// out of reach is a failure: what it holds may be that run's.
+func TestReconcileWithoutADaemonFailsOnlyWhenADockerRunIsThere(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	repo := newRepo(t)
+	e.addLaneRun(repo, "host-run", nil)
+	e.docker.down = errors.New("Cannot connect to the Docker daemon at unix:///var/run/docker.sock")
+	rep, err := e.store.Reconcile(t.Context(), ReconcileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Failed) != 0 || len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "docker: not looked at") {
+		t.Fatalf("host-only runs root, daemon down: failed %v, notes %v", rep.Failed, rep.Notes)
+	}
+	e.addLaneRun(repo, "docker-run", map[string]any{"sandbox": "docker"})
+	rep, err = e.store.Reconcile(t.Context(), ReconcileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Failed) != 1 || !strings.HasPrefix(rep.Failed[0], "docker: ") || len(rep.Notes) != 0 {
+		t.Fatalf("a docker run there, daemon down: failed %v, notes %v", rep.Failed, rep.Notes)
 	}
 }
