@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	tea "charm.land/bubbletea/v2"
+	charmlog "charm.land/log/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/dirtywork/dirtywork/transcript"
@@ -166,6 +168,10 @@ func runServe(c *cobra.Command, io *streams, f serveFlags, tf tuiFlags) error {
 		return usageErrorf("%v", err)
 	}
 	logw := &lockedWriter{w: io.errOut}
+	// The SSH libraries log on their own (a session's program ending with
+	// an error, a channel refused): through the same neutralised stderr.
+	charmlog.SetOutput(logw)
+	slog.SetDefault(slog.New(slog.NewTextHandler(logw, nil)))
 	srv, err := sshserve.New(sshserve.Config{
 		HostKeyPEM: hostKey,
 		Keys:       keys,

@@ -298,3 +298,36 @@ func TestServerShutdownEndsSessionsCleanly(t *testing.T) {
 		t.Fatalf("log:\n%s", got)
 	}
 }
+
+// TestServerSessionsAreIndependent: one session ending leaves another,
+// open at the same time, working.
+func TestServerSessionsAreIndependent(t *testing.T) {
+	t.Parallel()
+	ts := startServer(t)
+	var outs []*screen
+	var sessions []*gossh.Session
+	var ins []io.WriteCloser
+	for _, key := range []gossh.Signer{ts.watch, ts.review} {
+		c, err := ts.dial(gossh.PublicKeys(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Close() }()
+		sess, out, in := openTUI(t, c, "xterm", 80, 24, nil)
+		sessions, outs, ins = append(sessions, sess), append(outs, out), append(ins, in)
+	}
+	outs[0].wait(t, "role=watch")
+	outs[1].wait(t, "role=review")
+	// The watch client drops its connection without quitting.
+	_ = sessions[0].Close()
+	if err := sessions[1].WindowChange(30, 90); err != nil {
+		t.Fatal(err)
+	}
+	outs[1].wait(t, "size=90x30")
+	if _, err := ins[1].Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	if err := sessions[1].Wait(); err != nil {
+		t.Fatalf("the other session: %v", err)
+	}
+}
