@@ -83,6 +83,16 @@ type Options struct {
 	// file Bench, or of the newest in BenchDir when Bench is "".
 	BenchOpen bool
 	Bench     string
+	// ReadOnly, when set, makes the session read-only and says why (the
+	// SSH watch role): it may look at everything, but every key that
+	// would launch, stop, give a verdict, accept, merge, clean, resume or
+	// open an editor is refused with "read-only session: <ReadOnly>", and
+	// Queue is not launched.
+	ReadOnly string
+	// NoEditor, when set, refuses the editor key with this line (an SSH
+	// session: the editor would run on the server, not the reader's
+	// machine).
+	NoEditor string
 }
 
 type screen int
@@ -235,8 +245,10 @@ func New(opts Options) Model {
 		m.paneViews[i] = pane.New(st, i)
 	}
 	m.stats = stats.New(st, &m.keys.Stats, nil)
-	for _, spec := range opts.Queue {
-		m.enqueue(spec)
+	if opts.ReadOnly == "" {
+		for _, spec := range opts.Queue {
+			m.enqueue(spec)
+		}
 	}
 	if opts.BenchOpen {
 		m.initCmds = append(m.initCmds, m.startBench(opts.Bench))

@@ -34,11 +34,7 @@ type RunOptions struct {
 func Run(ctx context.Context, opts Options, ro RunOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	lf := &lateFeed{}
-	if opts.Feed == nil {
-		opts.Feed = lf
-	}
-	popts := []tea.ProgramOption{tea.WithContext(ctx)}
+	var popts []tea.ProgramOption
 	if ro.In != nil {
 		popts = append(popts, tea.WithInput(ro.In))
 	}
@@ -48,15 +44,28 @@ func Run(ctx context.Context, opts Options, ro RunOptions) error {
 	if ro.Env != nil {
 		popts = append(popts, tea.WithEnvironment(ro.Env))
 	}
+	_, err := NewProgram(ctx, opts, popts...).Run()
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// NewProgram builds mission control's program with popts (its terminal:
+// input, output, environment, size), for a caller that runs it itself,
+// such as one SSH session. ctx ends the program and what it started in
+// the background (the runs root's watch, the transcripts followed).
+func NewProgram(ctx context.Context, opts Options, popts ...tea.ProgramOption) *tea.Program {
+	lf := &lateFeed{}
+	if opts.Feed == nil {
+		opts.Feed = lf
+	}
+	popts = append([]tea.ProgramOption{tea.WithContext(ctx)}, popts...)
 	if opts.Color == ColorNone {
 		popts = append(popts, tea.WithColorProfile(colorprofile.Ascii))
 	}
 	opts.Context = ctx
 	p := tea.NewProgram(New(opts), popts...)
 	lf.f = feed.New(ctx, p.Send)
-	_, err := p.Run()
-	if err != nil && ctx.Err() != nil {
-		return nil
-	}
-	return err
+	return p
 }

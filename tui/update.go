@@ -111,10 +111,17 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case benchview.ReviewMsg:
 		return m.openBenchReview(msg.Slug)
 	case review.EditorMsg:
-		return m, m.editorCmd(msg.Dir)
+		return m.openEditor(msg.Dir)
 	case review.TranscriptMsg:
 		return m.openTranscript(msg.Slug)
 	case launch.SubmitMsg:
+		if m.opts.ReadOnly != "" {
+			// The form never opens read-only; refused here as well so no
+			// path to a launch is left.
+			m.form, m.draft, m.screen = nil, nil, screenDashboard
+			m.setStatus(m.readOnlyRefusal(), true)
+			return m, nil
+		}
 		m.form = nil
 		m.draft = nil
 		m.screen = screenDashboard
@@ -226,6 +233,9 @@ func (m Model) handleKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	if m.fullHelp && !m.capturing() && m.scrollHelp(k) {
+		return m, nil
+	}
+	if m.refuseReadOnly(k) {
 		return m, nil
 	}
 	switch m.screen {
@@ -408,7 +418,7 @@ func (m Model) dashboardKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		if !ok || it.Run.Worktree == "" {
 			return m, nil
 		}
-		return m, m.editorCmd(it.Run.Worktree)
+		return m.openEditor(it.Run.Worktree)
 	case key.Matches(k, r.Dismiss):
 		if ok && it.Queued != nil && !it.Queued.Launching {
 			m.dropQueued(it.Queued.ID)
