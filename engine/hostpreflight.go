@@ -13,10 +13,12 @@ import (
 )
 
 // hostPreflight is preflight step 6 for --sandbox none: the jail's layers
-// are tried out on this system, and one that cannot be set up refuses the
-// run (exit 2, each missing layer with its reason and fix) unless
+// are tried out on this system (on macOS, Seatbelt: whether
+// /usr/bin/sandbox-exec is there), and one that cannot be set up refuses
+// the run (exit 2, each missing layer with its reason and fix) unless
 // DIRTYWORK_ALLOW_UNCONFINED=1, which runs without the missing layers and
-// says so in run_start.sandbox: never a silent downgrade.
+// says so in run_start.sandbox: never a silent downgrade. A system with
+// neither the jail nor Seatbelt runs host mode only that way.
 func (r *Runner) hostPreflight(ctx context.Context, p *prepared) error {
 	var err error
 	if p.hostMemory, err = sizeBytes("memory", p.spec.Docker.Memory); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/dirtywork/dirtywork/engine/runs"
 	"github.com/dirtywork/dirtywork/sandbox/docker"
 	"github.com/dirtywork/dirtywork/sandbox/docker/workspace"
+	"github.com/dirtywork/dirtywork/sandbox/host"
 	"github.com/dirtywork/dirtywork/sandbox/host/jail"
 	"github.com/dirtywork/dirtywork/transcript"
 )
@@ -76,7 +77,8 @@ func newDoctorCmd(io *streams) *cobra.Command {
   git            the git version (runs merge needs 2.38 or later)
   docker         the daemon dirtywork would use (which endpoint, from where) and its version
   image          the worker image (--image, default this version's)
-  host sandbox   the host jail's layers on this kernel (Landlock, namespaces, limits)
+  host sandbox   the host jail's layers on this kernel (Landlock, namespaces, limits); on
+                 macOS, Seatbelt (/usr/bin/sandbox-exec)
   model server   the server at --base-url (as run resolves it for --provider) and the models
                  it serves; with --model (or DIRTYWORK_MODEL, or the config file), whether it
                  is loaded; for --provider anthropic, that ANTHROPIC_API_KEY is set and works
@@ -268,14 +270,20 @@ func shortID(id string) string {
 	return id
 }
 
-// checkHostSandbox reports the host jail's layers as the jail probes them;
-// a system where the jail reports none (not Linux) cannot run host mode
-// confined.
+// checkHostSandbox reports host mode's confinement as a run would probe
+// it: the jail's layers on Linux, Seatbelt on macOS.
 func checkHostSandbox(ctx context.Context) check {
-	c := check{Name: "host sandbox"}
 	cctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	defer cancel()
-	rep := jail.Probe(cctx)
+	return hostSandboxCheck(host.ProbeJail(cctx, ""))
+}
+
+// hostSandboxCheck is the check of a probe's report: ok when every layer
+// is there, a warning when only layers a run can do without are missing,
+// a failure when an essential one is (the Linux jail's namespaces,
+// Seatbelt's sandbox-exec), or when the report has no layer at all.
+func hostSandboxCheck(rep jail.Report) check {
+	c := check{Name: "host sandbox"}
 	if len(rep.Layers) == 0 {
 		c.Status = checkFail
 		c.Problem = "the host sandbox's jail needs Linux"

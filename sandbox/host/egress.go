@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -27,7 +28,11 @@ type EgressInfo struct {
 // it, and the proxy variables point every command there; the jail's own
 // network namespace has nothing else.
 type hostEgress struct {
-	dir    string // the socket's directory on the host
+	dir string // the socket's directory on the host
+	// addr and port are where the proxy listens on the host's loopback
+	// instead (loopbackEgress: Seatbelt), "" and 0 otherwise.
+	addr   string
+	port   int
 	proxy  *egress.Proxy
 	rec    *egress.Recorder
 	served chan error
@@ -61,12 +66,24 @@ func (w *Workspace) startEgress() error {
 	if err != nil {
 		return err
 	}
-	l, err := egress.ListenUnix(filepath.Join(dir, egress.SocketName))
+	e := &hostEgress{dir: dir, rec: rec, served: make(chan error, 1)}
+	var l net.Listener
+	if loopbackEgress(w.jailer) {
+		// A port of the host's loopback, the kernel's choice: the
+		// commands share the host's network, where 3128 may be taken, and
+		// the profile names this port alone.
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+		if err == nil {
+			e.addr = l.Addr().String()
+			e.port = l.Addr().(*net.TCPAddr).Port
+		}
+	} else {
+		l, err = egress.ListenUnix(filepath.Join(dir, egress.SocketName))
+	}
 	if err != nil {
 		_ = rec.Close()
 		return fmt.Errorf("start the egress proxy: %w", err)
 	}
-	e := &hostEgress{dir: dir, rec: rec, served: make(chan error, 1)}
 	// The host's own addresses are refused by the proxy itself: it runs
 	// in the host's network namespace and lists its interfaces.
 	e.proxy = egress.New(egress.Config{Allow: w.cfg.Allow, Log: rec.Record})

@@ -73,14 +73,14 @@ func (w *Workspace) chooseJail(ctx context.Context) error {
 	if j == nil {
 		report := w.cfg.Probe
 		if report == nil {
-			r := jail.Probe(ctx)
+			r := ProbeJail(ctx, "") // Seatbelt's on macOS
 			report = &r
 		}
 		err := report.Err()
 		var ue *jail.UnavailableError
 		switch {
 		case err == nil:
-			j = realJailer{report: *report}
+			j = jailerFor(*report)
 		case !w.cfg.AllowUnconfined:
 			return fmt.Errorf("%w: %w", ErrNoJail, err)
 		case errors.As(err, &ue) && !ue.Essential():
@@ -119,6 +119,11 @@ func (w *Workspace) chooseJail(ctx context.Context) error {
 		MaxWorktreeMB: w.cfg.Limits.MaxBytes >> 20, MaxWorktreeFiles: w.cfg.Limits.MaxEntries,
 		WithHistory: w.cfg.WithHistory, PrivateGit: true, Warning: warning,
 		Toolchains: w.toolchains.roots, ToolchainPrivate: w.toolchains.private,
+	}
+	if _, sb := j.(seatbeltJailer); sb {
+		// Seatbelt caps nothing of the kind and has no /tmp of its own:
+		// Info claims no limit it does not hold.
+		w.info.PidsLimit, w.info.Memory, w.info.TmpSize, w.info.CPUs, w.info.Nofile, w.info.Ptys = 0, 0, 0, 0, 0, 0
 	}
 	return nil
 }
@@ -164,15 +169,17 @@ func (w *Workspace) jailSpec(env map[string]string, home, userSite string) jailS
 	benv = append(benv,
 		"GIT_AUTHOR_NAME=dirtywork", "GIT_AUTHOR_EMAIL=dirtywork@localhost",
 		"GIT_COMMITTER_NAME=dirtywork", "GIT_COMMITTER_EMAIL=dirtywork@localhost")
-	if _, plain := w.jailer.(childJailer); plain {
+	scratch := ""
+	if hostView(w.jailer) {
 		// No mount namespace shows the gitfile over .git, and /tmp is the
 		// host's: the worker's git is pointed at its repository by the
 		// environment instead, and TMPDIR at a directory of the run.
 		benv = append(benv, "GIT_DIR="+w.private.gitDir, "GIT_WORK_TREE="+w.worktree, "TMPDIR="+w.private.tmp)
+		scratch = w.private.tmp
 	}
 	spec := jailSpec{
 		Argv: []string{exe, toolboxArg, "-root", w.worktree, "-display", w.worktree, "-bash", bash},
-		Env:  benv, Worktree: w.worktree,
+		Env:  benv, Worktree: w.worktree, Home: home, Scratch: scratch,
 		PidsLimit: w.cfg.PidsLimit, MemoryBytes: w.cfg.MemoryBytes, TmpBytes: w.cfg.TmpBytes,
 		CPUs: w.cfg.CPUs,
 		Binds: []bind{
@@ -183,6 +190,11 @@ func (w *Workspace) jailSpec(env map[string]string, home, userSite string) jailS
 		},
 	}
 	switch {
+	case w.egress != nil && w.egress.port != 0:
+		// Seatbelt: the commands share the host's network stack, which
+		// the profile closes but for the proxy's port on loopback.
+		spec.Env = append(spec.Env, egress.Env(w.egress.addr)...)
+		spec.ProxyPort = w.egress.port
 	case w.egress != nil:
 		// The jail keeps its own network namespace: its way out is the
 		// proxy's socket, forwarded to by the tool server.

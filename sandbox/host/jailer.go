@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -33,6 +31,14 @@ type jailSpec struct {
 	// files (jail.Config.UnmappedPaths): what toolchains need. Hidden are
 	// covered inside them.
 	Unmapped, Hidden []string
+	// Home is the operator's home, which the jail does not show.
+	Home string
+	// Scratch is the run's own temporary directory, written where the
+	// jailer has no private /tmp (hostView: TMPDIR names it); "" with one.
+	Scratch string
+	// ProxyPort is the egress proxy's port on the host's loopback, for a
+	// jailer whose commands reach it there (loopbackEgress); 0 otherwise.
+	ProxyPort int
 	// Network shares the host's network; without it the jail has only lo.
 	// Runs with --allow-network keep their own namespace and reach the
 	// egress proxy through a bind (see Config.Network); only a jailer
@@ -140,13 +146,7 @@ func (c *childProc) Info() any             { return map[string]any{"jail": "none
 func (c *childProc) Kill() error {
 	c.killOnce.Do(func() {
 		pid := c.cmd.Process.Pid
-		groups := []int{pid}
-		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-		for _, f := range strings.Fields(string(data)) {
-			if child, err := strconv.Atoi(f); err == nil {
-				groups = append(groups, child)
-			}
-		}
+		groups := append([]int{pid}, childPIDs(pid)...)
 		for _, g := range groups {
 			_ = syscall.Kill(-g, syscall.SIGKILL)
 		}

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package host
 
@@ -8,3 +8,7 @@ import "syscall"
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true}
 }
+
+// childPIDs cannot list pid's children here: only the tool server's own
+// group is killed.
+func childPIDs(int) []int { return nil }

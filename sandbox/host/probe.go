@@ -23,7 +23,13 @@ import (
 // dirs are the directories the jail will bind writable (the repository's,
 // the run's): the probe tries idmapped mounts on their file systems, so a
 // repository on one that cannot idmap is refused here, not at the start.
+//
+// On macOS the report is Seatbelt's (SeatbeltReport): found or not, at
+// the cost of a stat, never kept.
 func ProbeJail(ctx context.Context, file string, dirs ...string) jail.Report {
+	if r, ok := platformProbe(); ok {
+		return r
+	}
 	key := probeKey(dirs)
 	if file != "" {
 		if data, err := os.ReadFile(file); err == nil {

@@ -222,9 +222,10 @@ func (w *Workspace) verifySpec(s verifySession) jailSpec {
 			spec.Env = append(spec.Env, kv)
 		}
 	}
-	if _, plain := w.jailer.(childJailer); plain {
-		// No jail: no /tmp of its own, no gitfile over .git.
+	if hostView(w.jailer) {
+		// No mount namespace: no /tmp of its own, no gitfile over .git.
 		spec.Env = append(spec.Env, "HOME="+s.tmp, "TMPDIR="+s.tmp, "GIT_DIR="+s.gitDir)
+		spec.Scratch = s.tmp
 	} else {
 		spec.Env = append(spec.Env, "HOME="+verifyHome, "TMPDIR=/tmp")
 	}
