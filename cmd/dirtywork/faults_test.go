@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -25,8 +26,20 @@ const faultCeiling = 3 * time.Minute
 // when stdout is not exactly one JSON object.
 func faultRun(t *testing.T, env []string, args ...string) (map[string]any, string, int) {
 	t.Helper()
+	return faultWait(t, cliCommand(t, "", env, args...))
+}
+
+// faultWait runs cmd (dirtywork run, not yet started) to its end, killing
+// it (and failing the test) when it outlives faultCeiling. It returns the
+// stdout object, stderr and the exit code; it fails the test when stdout
+// is not exactly one JSON object.
+func faultWait(t *testing.T, cmd *exec.Cmd) (map[string]any, string, int) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
-	cmd := startCLI(t, "", env, &stdout, &stderr, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
 	var hung atomic.Bool
 	timer := time.AfterFunc(faultCeiling, func() {
 		hung.Store(true)
