@@ -31,12 +31,27 @@ type Writer struct {
 	now  func() time.Time
 
 	mu     sync.Mutex
-	f      *os.File
+	f      appendFile
 	closed bool
+	// size is how many bytes of whole lines the file holds: where a line
+	// that was only partly written (a full disk) is cut back to.
+	size int64
+	// torn is set while the file may end in part of a line that could not
+	// be cut back: the next line starts on a fresh line, so the torn part
+	// is one bad line a reader skips, not glued to a good event.
+	torn bool
 	// firstErr is the first write that failed: a line that never reached
 	// the file is evidence lost, and callers that ignore one write's error
 	// must still learn of it at the end (Err).
 	firstErr error
+}
+
+// appendFile is the file a Writer appends to (an *os.File opened with
+// O_APPEND).
+type appendFile interface {
+	Write(p []byte) (int, error)
+	Truncate(size int64) error
+	Close() error
 }
 
 // WriterOption configures a Writer.
@@ -94,15 +109,39 @@ func (w *Writer) Write(ev Event) error {
 	if w.closed {
 		return fmt.Errorf("write %s event to %s: %w", name, w.path, ErrWriterClosed)
 	}
-	line := appendLine(make([]byte, 0, len(body)+len(name)+64), w.now(), name, body)
-	if _, err := w.f.Write(line); err != nil {
+	line := make([]byte, 0, len(body)+len(name)+65)
+	if w.torn {
+		line = append(line, '\n')
+	}
+	line = appendLine(line, w.now(), name, body)
+	n, err := w.f.Write(line)
+	if err != nil {
 		err = fmt.Errorf("write %s event to %s: %w", name, w.path, err)
 		if w.firstErr == nil {
 			w.firstErr = err
 		}
+		if n > 0 {
+			w.cutBack(n)
+		}
 		return err
 	}
+	w.size += int64(n)
+	w.torn = false
 	return nil
+}
+
+// cutBack removes the n bytes of a line a failed write left (a disk that
+// filled mid-line), so the file still ends on a whole line: readers see
+// every line before it intact and no torn JSON. When the file cannot be
+// cut, the torn bytes stay counted and the next line starts on a fresh
+// line. Called with mu held.
+func (w *Writer) cutBack(n int) {
+	if err := w.f.Truncate(w.size); err != nil {
+		w.size += int64(n)
+		w.torn = true
+		return
+	}
+	w.torn = false
 }
 
 // Err is the first error a Write met writing to the file (nil when every

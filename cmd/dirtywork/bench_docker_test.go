@@ -5,8 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -358,81 +356,11 @@ func TestBenchServerDiesMidSweep(t *testing.T) {
 	}
 }
 
-// startSecondEngine starts a docker engine of the test's own (its own
-// socket, data root and bridge), loads the worker image into it, and
-// stops it when the test ends. It returns its DOCKER_HOST value.
+// startSecondEngine starts a docker engine of the test's own (see
+// startPrivateEngine) and returns its DOCKER_HOST value.
 func startSecondEngine(t *testing.T) string {
 	t.Helper()
-	root, err := os.MkdirTemp("", "dw-engine2-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A bridge of its own: with --bridge none dockerd deletes docker0,
-	// which is the first engine's.
-	var rb [3]byte
-	_, _ = rand.Read(rb[:])
-	bridge := "dwbr" + hex.EncodeToString(rb[:])
-	for _, args := range [][]string{
-		{"link", "add", bridge, "type", "bridge"},
-		{"addr", "add", "10.213." + fmt.Sprint(rb[0]) + ".1/24", "dev", bridge},
-		{"link", "set", bridge, "up"},
-	} {
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v\n%s", args, err, out)
-		}
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "link", "delete", bridge).CombinedOutput(); err != nil {
-			t.Errorf("delete the second engine's bridge: %v\n%s", err, out)
-		}
-	})
-	host := "unix://" + filepath.Join(root, "docker.sock")
-	cmd := exec.Command("dockerd", "--host", host, "--data-root", filepath.Join(root, "data"),
-		"--exec-root", filepath.Join(root, "exec"), "--pidfile", filepath.Join(root, "docker.pid"),
-		"--bridge", bridge, "--iptables=false", "--ip6tables=false")
-	logf, err := os.Create(filepath.Join(root, "dockerd.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start a second dockerd: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		_ = logf.Close()
-		// What the daemon left mounted under its root goes before the root.
-		if out, err := exec.Command("sh", "-c", "grep -o ' "+root+"[^ ]*' /proc/self/mounts | sort -r | xargs -r -n1 umount -l").CombinedOutput(); err != nil {
-			t.Logf("unmount under %s: %v %s", root, err, out)
-		}
-		if err := os.RemoveAll(root); err != nil {
-			t.Errorf("remove the second engine's root: %v", err)
-		}
-	})
-	waitFor(t, func() bool {
-		code, _, err := engineRequestAt(t.Context(), host, http.MethodGet, "/_ping")
-		select {
-		case <-exited:
-			log, _ := os.ReadFile(filepath.Join(root, "dockerd.log"))
-			t.Fatalf("the second dockerd exited:\n%s", log)
-		default:
-		}
-		return err == nil && code == http.StatusOK
-	})
-	load := exec.Command("sh", "-c", "docker save \"$1\" | docker -H \"$2\" load", "load", dockerTestImage, host)
-	load.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost())
-	if out, err := load.CombinedOutput(); err != nil {
-		t.Fatalf("load the worker image into the second engine: %v\n%s", err, out)
-	}
-	return host
+	return startPrivateEngine(t).host
 }
 
 // Two docker engines share one --parallel sweep: each case is pinned to
