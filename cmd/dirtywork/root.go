@@ -121,6 +121,7 @@ four runs at once and takes review verdicts.`,
 		newDevCmd(io),
 		newToolboxCmd(io),
 		newEgressCmd(io),
+		newVersionCmd(io),
 	)
 	return root
 }
