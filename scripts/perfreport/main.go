@@ -52,7 +52,7 @@ func planFor(quick bool) plan {
 	if quick {
 		return plan{
 			files: []int{200}, perfRuns: map[int]int{200: 1}, benchCases: 2, benchtime: "1x",
-			tuiArgs:   []string{"-seconds", "3", "-events", "10000", "-bench-rows", "1000"},
+			tuiArgs:   []string{"-seconds", "3", "-events", "10000"},
 			sandboxes: []string{"none", "docker"}, delaysMS: []int{0, 500}, perfbench: true, benchTests: true,
 		}
 	}

@@ -109,9 +109,10 @@ func TestParseGoBenchReadsNsPerOpOfEveryBenchmark(t *testing.T) {
 		"go/BenchmarkBashTrue": 12.345678, "go/BenchmarkFileTools": 1.234567, "go/BenchmarkStart": 45,
 		"go/BenchmarkToolServerBashTrue": 11, "go/BenchmarkExtract20k": 9500, "go/BenchmarkSync20kUnchanged": 400,
 		"go/BenchmarkLiveOpenClose": 1650, "go/BenchmarkLiveToolCalls/read_file": 1.5, "go/BenchmarkLiveToolCalls/bash_true": 25,
+		"go/BenchmarkReadFileRoundTrip/process": 12.205381,
 	}, "ms")
-	if len(got) != 11 {
-		t.Errorf("%d figures, want 11: %v", len(got), got)
+	if len(got) != 13 {
+		t.Errorf("%d figures, want 13: %v", len(got), got)
 	}
 }
 
@@ -175,6 +176,7 @@ func TestWriteMarkdownPutsEachFigureBesideItsTarget(t *testing.T) {
 		"| key to redraw, four live runs at 200 events/s, median | 1.0 ms | ≤ 16.0 ms (issue 17) | met |",
 		"| review open: first diff line on screen (50 files) | 131.0 ms | ≤ 150.0 ms (issue 17) | met |",
 		"| memory: Go heap, four followed transcripts | 125.00 MB | ≤ 150.00 MB (tui/perftui) | met |",
+		"| tool server process: read_file round trip (BenchmarkReadFileRoundTrip/process) | 12.2 ms | — |  |",
 		"| extract 20,000 files into a worktree (BenchmarkExtract20k) | 9.50 s | ≤ 7.00 s (",
 		"| docker: container sandbox opened and closed, 200 files (BenchmarkLiveOpenClose) | 1.65 s | ≤ 5.95 s (",
 		// What this run did not measure says so, and is not counted as met.

@@ -82,7 +82,7 @@ func rows() []row {
 		row{tools, "host jail tool server: bash true (BenchmarkToolServerBashTrue)", "go/BenchmarkToolServerBashTrue", le(37, origSource+": host bash")},
 		row{tools, "docker: read_file (BenchmarkLiveToolCalls/read_file)", "go/BenchmarkLiveToolCalls/read_file", le(171, origSource+": docker read_file")},
 		row{tools, "docker: bash true (BenchmarkLiveToolCalls/bash_true)", "go/BenchmarkLiveToolCalls/bash_true", le(561, origSource+": docker bash")},
-		row{tools, "tool server read_file round trip (BenchmarkReadFileRoundTrip)", "go/BenchmarkReadFileRoundTrip", nil},
+		row{tools, "tool server process: read_file round trip (BenchmarkReadFileRoundTrip/process)", "go/BenchmarkReadFileRoundTrip/process", nil},
 		row{tools, "grep over 20,000 files (BenchmarkGrep20k)", "go/BenchmarkGrep20k", le(97, origSource+": a host tool call on 20,000 files")},
 		row{tools, "tree measure, 20,000 files (BenchmarkMeasure20k)", "go/BenchmarkMeasure20k", le(97, origSource+": a host tool call on 20,000 files")},
 		row{tools, "one turn's harness cost (BenchmarkTurnOverhead)", "go/BenchmarkTurnOverhead", nil},
