@@ -122,6 +122,7 @@ four runs at once and takes review verdicts.`,
 		newDevCmd(io),
 		newToolboxCmd(io),
 		newEgressCmd(io),
+		newVersionCmd(io),
 	)
 	return root
 }
