@@ -18,9 +18,13 @@ var version = ""
 
 // Version reports the build's version: the one stamped at build time, else
 // "dev" plus the VCS revision the toolchain recorded, if any.
-func Version() string {
-	if version != "" {
-		return version
+func Version() string { return versionOf(version) }
+
+// versionOf is Version for a stamp (tests give theirs without writing
+// the package's, which parallel tests read).
+func versionOf(stamp string) string {
+	if stamp != "" {
+		return stamp
 	}
 	v := "dev"
 	info, ok := debug.ReadBuildInfo()

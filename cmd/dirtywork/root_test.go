@@ -35,11 +35,11 @@ func TestVersion(t *testing.T) {
 	if code != ExitOK || !strings.HasPrefix(out, "dirtywork ") || strings.TrimSpace(out) == "dirtywork" {
 		t.Fatalf("--version = %q, exit %d", out, code)
 	}
-	old := version
-	version = "v9.9.9"
-	t.Cleanup(func() { version = old })
-	if got := Version(); got != "v9.9.9" {
-		t.Fatalf("stamped Version() = %q", got)
+	if got := versionOf("v9.9.9"); got != "v9.9.9" {
+		t.Fatalf("stamped version = %q", got)
+	}
+	if got := versionOf(""); !strings.HasPrefix(got, "dev") {
+		t.Fatalf("unstamped version = %q, want dev…", got)
 	}
 }
 

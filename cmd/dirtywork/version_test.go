@@ -9,9 +9,8 @@ import (
 	"github.com/dirtywork/dirtywork/sandbox/toolbox/carried"
 )
 
-// Not parallel: TestVersion stamps the package's version while the
-// parallel tests run, and this test reads it twice.
 func TestVersionCommandPrintsBuildAndCarriedToolServers(t *testing.T) {
+	t.Parallel()
 	out, errOut, code := runMain(t, "version")
 	if code != ExitOK {
 		t.Fatalf("version exited %d: %s", code, errOut)
@@ -37,8 +36,8 @@ func TestVersionCommandPrintsBuildAndCarriedToolServers(t *testing.T) {
 	}
 }
 
-// Not parallel, for the same reason.
 func TestVersionTakesNoArguments(t *testing.T) {
+	t.Parallel()
 	if _, _, code := runMain(t, "version", "extra"); code != ExitUsage {
 		t.Fatalf("version extra exited %d, want %d", code, ExitUsage)
 	}
