@@ -58,7 +58,10 @@ func startTUIWith(t *testing.T, exe string, w, h int, env []string, args ...stri
 	for _, a := range args {
 		quoted = append(quoted, shellQuote(a))
 	}
-	fmt.Fprintf(&sh, "%s 2>%s\necho \"[exited $?]\"\nsleep 600\n", strings.Join(quoted, " "), shellQuote(filepath.Join(p.dir, "stderr")))
+	// The exit line starts a line of its own: a program killed in raw
+	// mode leaves the cursor anywhere and the terminal without its CR on
+	// a newline, and a line wrapped at the edge would not be found.
+	fmt.Fprintf(&sh, "%s 2>%s\ncode=$?\nprintf '\\r\\n[exited %%s]\\r\\n' \"$code\"\nsleep 600\n", strings.Join(quoted, " "), shellQuote(filepath.Join(p.dir, "stderr")))
 	script := filepath.Join(p.dir, "run.sh")
 	if err := os.WriteFile(script, []byte(sh.String()), 0o700); err != nil {
 		t.Fatal(err)
