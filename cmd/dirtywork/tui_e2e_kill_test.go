@@ -74,18 +74,7 @@ func TestE2EKillMissionControlWithFourLiveRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	repo := filepath.Join(tmp, "repo")
-	if err := os.MkdirAll(repo, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-qm", "init"}} {
-		if out, err := e2eGit(t, repo, args...); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	repo := newTestRepo(t)
 	// Whatever happens, no run outlives the test: the held replies are
 	// let go (a run then finishes), and a run still alive is killed.
 	t.Cleanup(func() {
