@@ -66,6 +66,11 @@ type fakeEngine struct {
 	reapExit        int
 	egressDecisions []string
 	top             []string
+	// downloadDelay makes every download take at least that long (a big
+	// tree's); removeBudgets are the time each RemoveContainer's context
+	// had left when it was called (0: no deadline).
+	downloadDelay time.Duration
+	removeBudgets []time.Duration
 }
 
 // fakeVolume is a volume: the directory it is, and the ownership the
@@ -610,9 +615,14 @@ func (f *fakeEngine) WaitStopped(ctx context.Context, id string, limit time.Dura
 	return int64(c.state.ExitCode), nil
 }
 
-func (f *fakeEngine) RemoveContainer(_ context.Context, id string) error {
+func (f *fakeEngine) RemoveContainer(ctx context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	budget := time.Duration(0)
+	if d, ok := ctx.Deadline(); ok {
+		budget = time.Until(d)
+	}
+	f.removeBudgets = append(f.removeBudgets, budget)
 	if err := f.record("RemoveContainer", f.nameOf(id)); err != nil {
 		return err
 	}
@@ -753,8 +763,14 @@ func (f *fakeEngine) Download(_ context.Context, id, path string, fn func(io.Rea
 	if _, err := os.Lstat(root); err != nil {
 		return notFound("path", path)
 	}
+	f.mu.Lock()
+	delay := f.downloadDelay
+	f.mu.Unlock()
 	pr, pw := io.Pipe()
-	go func() { _ = pw.CloseWithError(f.writeArchive(pw, v, rel, filepath.Base(path))) }()
+	go func() {
+		time.Sleep(delay) // the daemon reading a big tree, not synchronisation
+		_ = pw.CloseWithError(f.writeArchive(pw, v, rel, filepath.Base(path)))
+	}()
 	err = fn(pr)
 	_ = pr.Close()
 	return err

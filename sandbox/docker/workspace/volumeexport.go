@@ -181,9 +181,12 @@ func SalvageVolume(ctx context.Context, connect Connect, cfg VolumeExport) (Volu
 	if err != nil {
 		return out, err
 	}
-	cctx, cancel := cleanupContext()
-	defer cancel()
-	defer func() { _ = w.eng.RemoveContainer(cctx, id) }() // labelled: `runs clean` finds a leftover
+	defer func() {
+		// The budget starts now, not before a stream that may take minutes.
+		cctx, cancel := cleanupContext()
+		defer cancel()
+		_ = w.eng.RemoveContainer(cctx, id) // labelled: `runs clean` finds a leftover
+	}()
 	caps := export.Caps{MaxFiles: cfg.Limits.MaxEntries, MaxBytes: cfg.Limits.MaxBytes}
 	pr, pw := io.Pipe()
 	type salvaged struct {

@@ -399,13 +399,14 @@ func (w *Workspace) Close() error {
 	if w.measured != nil {
 		<-w.measured // a measurer started after Close is discarded
 	}
-	ctx, cancel := cleanupContext()
-	defer cancel()
 	w.discarding.Wait()
 	var errs []error
 	if err := w.recordEgress(); err != nil {
 		errs = append(errs, err)
 	}
+	// The removals' budget starts after the waits above, not before them.
+	ctx, cancel := cleanupContext()
+	defer cancel()
 	// The containers go at once, each a daemon call of its own.
 	names := []string{w.names.Setup, w.names.Container, w.names.Measurer, w.names.Egress}
 	cerrs := make([]error, len(names))

@@ -956,6 +956,44 @@ func TestSalvageVolume(t *testing.T) {
 	}
 }
 
+// The export container of a salvage that streamed for long is still
+// removed with a whole cleanup budget: the budget starts when the removal
+// does, not when the stream did (a 3 GB tree read for over a minute under
+// load left the container, and so the volume, behind).
+func TestSalvageVolumeRemovesItsContainerWithAFreshBudget(t *testing.T) {
+	t.Parallel()
+	r := newFakeRun(t, map[string]string{"a.txt": "one\n"})
+	cfg := VolumeExport{
+		Slug: "fake", Volume: "dw-fake-work", RepoRoot: r.repo.root, Worktree: r.repo.worktree,
+		BaseCommit: r.repo.base, RunDir: r.repo.runDir, Image: fakeImage, MaxPatchMB: 10,
+		Limits: sandbox.Limits{MaxBytes: 64 << 20, MaxEntries: 1000},
+	}
+	if err := r.f.CreateVolume(t.Context(), cfg.Volume, map[string]string{daemon.LabelRun: "fake"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.f.volumeDir(cfg.Volume), "a.txt"), []byte("salvaged\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const delay = 2 * time.Second
+	r.f.mu.Lock()
+	r.f.downloadDelay = delay
+	r.f.mu.Unlock()
+	if _, err := SalvageVolume(t.Context(), r.f.connect, cfg); err != nil {
+		t.Fatalf("SalvageVolume: %v", err)
+	}
+	r.f.mu.Lock()
+	budgets := slices.Clone(r.f.removeBudgets)
+	r.f.mu.Unlock()
+	if len(budgets) == 0 {
+		t.Fatal("the export container was never removed")
+	}
+	for _, b := range budgets {
+		if b < daemon.LifecycleTimeout-delay/2 {
+			t.Errorf("a removal had %v left of its %v: its budget was spent on the download", b, daemon.LifecycleTimeout)
+		}
+	}
+}
+
 // A tool server is trusted only as pid 1 of its container, the worker's
 // uid, and not dumpable.
 func TestServerIsolated(t *testing.T) {
