@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/api/types"
@@ -44,15 +45,59 @@ func ConnectEngineTo(host string) (daemon.Engine, error) {
 	return cl, nil
 }
 
-// DockerRoot is the daemon's storage directory.
+// DockerRoot is the daemon's storage directory. The daemon's info is the
+// slowest of its queries (tens of milliseconds: it counts every container
+// and image), and a run asks it twice on its start's path (the preflight's
+// free-space check, the work volume's file system); a daemon's data root
+// is set when it starts, so an answer stays good for rootTTL, per daemon
+// address.
 func (c *Client) DockerRoot(ctx context.Context) (string, error) {
+	if root, ok := roots.get(c.endpoint.Host); ok {
+		return root, nil
+	}
 	var root string
 	err := query(ctx, "query docker daemon info", func(ctx context.Context) error {
 		info, err := c.api.Info(ctx)
 		root = info.DockerRootDir
 		return err
 	})
+	if err == nil {
+		roots.put(c.endpoint.Host, root)
+	}
 	return root, err
+}
+
+// rootTTL is how long a daemon's data root is taken as known: long enough
+// for a run's start, short against a daemon restarted with another root.
+const rootTTL = 30 * time.Second
+
+// roots are the daemons' data roots known in this process.
+var roots = rootCache{m: map[string]knownRoot{}}
+
+type knownRoot struct {
+	root string
+	at   time.Time
+}
+
+type rootCache struct {
+	mu sync.Mutex
+	m  map[string]knownRoot
+}
+
+func (r *rootCache) get(host string) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k, ok := r.m[host]
+	if !ok || time.Since(k.at) > rootTTL {
+		return "", false
+	}
+	return k.root, true
+}
+
+func (r *rootCache) put(host, root string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.m[host] = knownRoot{root: root, at: time.Now()}
 }
 
 // CreateVolume creates the named volume with labels.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,5 +175,40 @@ func TestAttachCloseReadStopsAWaitingRead(t *testing.T) {
 	}
 	if got := <-stdin; got != "still here\n" {
 		t.Errorf("the container's stdin got %q", got)
+	}
+}
+
+// The daemon's data root is asked once per daemon for a while, not on
+// every call: a run's start asked it twice, at tens of milliseconds each.
+func TestDockerRootIsAskedOncePerDaemon(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	asked := 0
+	handle := func(root string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/info" {
+				engineError(w, http.StatusNotFound, "unexpected "+r.URL.Path)
+				return
+			}
+			mu.Lock()
+			asked++
+			mu.Unlock()
+			engineJSON(t, w, map[string]any{"DockerRootDir": root})
+		}
+	}
+	a := newFakeEngine(t, handle("/var/lib/a"))
+	b := newFakeEngine(t, handle("/var/lib/b"))
+	for range 3 {
+		if root, err := a.DockerRoot(t.Context()); err != nil || root != "/var/lib/a" {
+			t.Fatalf("a: %q, %v", root, err)
+		}
+		if root, err := b.DockerRoot(t.Context()); err != nil || root != "/var/lib/b" {
+			t.Fatalf("b: %q, %v", root, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 2 {
+		t.Errorf("the daemons were asked %d times, want once each", asked)
 	}
 }

@@ -253,7 +253,13 @@ func report(files int, samples []sample) {
 	fmt.Printf("  harness (whole-model)  %s\n", ms(pick(func(s sample) time.Duration { return s.harness })))
 	fmt.Printf("  to first model request %s\n", ms(pick(func(s sample) time.Duration { return s.first })))
 	fmt.Printf("    worktree ready at    %s (lane opened, checkout included)\n", ms(pick(func(s sample) time.Duration { return s.checkout })))
-	fmt.Printf("    then first request   %s\n", ms(pick(func(s sample) time.Duration { return s.afterCheckout })))
+	if d := pick(func(s sample) time.Duration { return s.afterCheckout }); d >= 0 {
+		fmt.Printf("    then first request   %s\n", ms(d))
+	} else {
+		// The lane is opened while the model is first asked: the request
+		// went out before the worktree was ready.
+		fmt.Printf("    first request sent   %s before it (the lane opens meanwhile)\n", ms(-d))
+	}
 	fmt.Printf("  after the last reply   %s\n", ms(pick(func(s sample) time.Duration { return s.after })))
 	tools := map[string][]time.Duration{}
 	for _, s := range samples {
