@@ -82,6 +82,33 @@ func TestRunPlainArgvAndEnv(t *testing.T) {
 	}
 }
 
+// git gets a heap pad that keeps it from shrinking and growing its heap
+// for every loose object it reads; an operator's own pad is kept, once.
+func TestRunSetsTheMallocPadUnlessTheOperatorDid(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		inherited []string
+		want      string
+	}{
+		{[]string{"PATH=" + os.Getenv("PATH")}, "MALLOC_TOP_PAD_=4194304"},
+		{[]string{"PATH=" + os.Getenv("PATH"), "MALLOC_TOP_PAD_=1"}, "MALLOC_TOP_PAD_=1"},
+	} {
+		g, cmds := fakeGit(tc.inherited, "")
+		if _, err := g.Run(t.Context(), Call{Dir: "/repo", Args: []string{"status"}}); err != nil {
+			t.Fatal(err)
+		}
+		var pads []string
+		for _, kv := range (*cmds)[0].Env() {
+			if strings.HasPrefix(kv, "MALLOC_TOP_PAD_=") {
+				pads = append(pads, kv)
+			}
+		}
+		if len(pads) != 1 || pads[0] != tc.want {
+			t.Errorf("inherited %q: the pads are %q, want only %s", tc.inherited, pads, tc.want)
+		}
+	}
+}
+
 func TestRunNeutralArgvAndEnv(t *testing.T) {
 	t.Parallel()
 	inherited := []string{

@@ -230,20 +230,22 @@ func (w *Workspace) startJail(ctx context.Context) error {
 		return fmt.Errorf("read the lane's branch %s: %w", branch, err)
 	}
 	w.startCommit = strings.TrimSpace(string(out))
-	// The pack and python's user site are asked for at once: both take
-	// tens of milliseconds, and the jail needs both.
+	// The base pack is made while python's user site is asked for and the
+	// jail and its tool server start: only the checkout needs it. The
+	// jail reads the pack's directory through a read-only view, where
+	// the pack appears once written; no command runs in the jail before
+	// the checkout.
 	var packErr error
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	var packing sync.WaitGroup
+	packing.Go(func() {
 		packErr = w.private.fillBase(ctx, w.git, w.cfg.RepoRoot, w.startCommit, w.cfg.WithHistory)
 		w.trace("host_pack")
 	})
+	// Every return waits for the pack: its files are written into the
+	// worker's repository, which a failed start removes.
+	defer packing.Wait()
 	site := pythonUserSite(ctx, env, w.operatorEnv, w.private.dir, w.cfg.UserSiteCache)
 	w.trace("host_user_site")
-	wg.Wait()
-	if packErr != nil {
-		return packErr
-	}
 	w.spec = w.jailSpec(env, home, site)
 	proc, err := w.jailer.Start(ctx, w.spec)
 	if err != nil {
@@ -262,6 +264,10 @@ func (w *Workspace) startJail(ctx context.Context) error {
 	w.trace("host_hello")
 	if hello.Dumpable {
 		return errors.New("the tool server in the jail is dumpable: the worker could take it over")
+	}
+	packing.Wait()
+	if packErr != nil {
+		return packErr
 	}
 	script, err := w.private.script(strings.TrimPrefix(w.cfg.Branch, "refs/heads/"), w.startCommit, !w.cfg.WithHistory, !w.cfg.KeepTree)
 	if err != nil {
