@@ -18,7 +18,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,11 +93,20 @@ func run(scenario string, cases int, delay time.Duration, image, bin string, kee
 		if err != nil {
 			return err
 		}
+		busy0, busyErr := busyCPUSeconds()
 		_, w1, err := sweep(bin, work, image, []string{"solver=" + baseA + "#4"}, 16, 1)
 		if err != nil {
 			return err
 		}
 		fmt.Printf("16 cases, 4 replies of 1 s each: --parallel 1: %.1f s\n", w1.Seconds())
+		// The machine's ceiling: the sweep's work, spread over every CPU,
+		// cannot take less than its CPU time divided by their number.
+		if busy1, err := busyCPUSeconds(); busyErr == nil && err == nil {
+			cpus := runtime.NumCPU()
+			floor := (busy1 - busy0) / float64(cpus)
+			fmt.Printf("CPU ceiling: the --parallel 1 sweep kept the machine's CPUs busy %.1f s in all; on %d CPUs no sweep of it takes under %.1f s, a speed-up of at most %.2fx\n",
+				busy1-busy0, cpus, floor, w1.Seconds()/floor)
+		}
 		_, w4, err := sweep(bin, work, image, []string{"solver=" + baseA + "#4"}, 16, 4)
 		if err != nil {
 			return err
@@ -215,4 +226,31 @@ func sum(a, b *float64) *float64 {
 func pct(v []float64, p int) float64 {
 	i := (p*len(v) + 99) / 100
 	return v[max(0, min(len(v)-1, i-1))]
+}
+
+// busyCPUSeconds is how long the machine's CPUs have been busy since it
+// started, in CPU-seconds, everything but idle and iowait (/proc/stat's
+// first line; Linux only).
+func busyCPUSeconds() (float64, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
+	}
+	busy := 0.0
+	for i, v := range f[1:] {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat: %w", err)
+		}
+		if i == 3 || i == 4 || i >= 7 { // idle, iowait; guest times are in user already
+			continue
+		}
+		busy += n
+	}
+	return busy / 100, nil // USER_HZ is 100 on every Linux dirtywork runs on
 }

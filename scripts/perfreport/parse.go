@@ -65,10 +65,12 @@ func parsePerf(prefix, out string) ([]figure, error) {
 var (
 	harnessLine  = regexp.MustCompile(`harness cost per case .*: median ([0-9.]+) s, p95 ([0-9.]+) s`)
 	parallelLine = regexp.MustCompile(`^--parallel (\d+),.*\(([0-9.]+)x\)`)
+	ceilingLine  = regexp.MustCompile(`^CPU ceiling: .* a speed-up of at most ([0-9.]+)x`)
 )
 
 // parsePerfbench reads scripts/perfbench: "bench/harness/median",
-// "bench/harness/p95" (s) and "bench/parallel/<n>" (speed-up).
+// "bench/harness/p95" (s), "bench/parallel/<n>" (speed-up) and
+// "bench/parallel/ceiling" (the most any speed-up can be on the machine).
 func parsePerfbench(out string) ([]figure, error) {
 	var figs []figure
 	for _, line := range strings.Split(out, "\n") {
@@ -86,6 +88,13 @@ func parsePerfbench(out string) ([]figure, error) {
 				return nil, err
 			}
 			figs = append(figs, figure{Key: "bench/parallel/" + m[1], Value: x, Unit: "x"})
+		}
+		if m := ceilingLine.FindStringSubmatch(line); m != nil {
+			x, err := strconv.ParseFloat(m[1], 64)
+			if err != nil {
+				return nil, err
+			}
+			figs = append(figs, figure{Key: "bench/parallel/ceiling", Value: x, Unit: "x"})
 		}
 	}
 	if len(figs) == 0 {
