@@ -59,11 +59,11 @@ func toolResultEvents(t *testing.T, path string) []transcript.ToolResult {
 // memory limit (--memory 128m), twice. The kernel's OOM killer ends the
 // command, which the call reports to the model as "exit code: -1" (killed
 // by a signal), and the run goes on to complete, with the work from before
-// and after the kills exported. When the daemon's oom event has arrived by
-// the time the command's reply does, the workspace also replaces the
-// container (a sandbox_reset event, reason oom, the work volume kept) and
-// the result says so; that event comes on its own, so a reply can come
-// first, and then the result is the exit code alone.
+// and after the kills exported. Each kill also replaces the container (a
+// sandbox_reset event, reason oom, the work volume kept) and the result
+// says so: the tool server reads its cgroup's OOM count before and after
+// the command, so the reply knows of the kill whenever the daemon's oom
+// event comes.
 func TestFaultContainerOOMKilled(t *testing.T) {
 	t.Parallel()
 	requireDaemon(t)
@@ -122,8 +122,8 @@ func TestFaultContainerOOMKilled(t *testing.T) {
 			}
 		}
 	}
-	if resets != noted {
-		t.Errorf("%d sandbox_reset events, but %d results say the sandbox was reset", resets, noted)
+	if noted != kills || resets != kills {
+		t.Errorf("%d sandbox_reset events and %d results saying the sandbox was reset, want one of each for each of the %d kills", resets, noted, kills)
 	}
 	rec, err := transcript.ReadRun(payload["run_dir"].(string))
 	if err != nil {

@@ -35,6 +35,7 @@ func (s *server) runBash(ctx context.Context, command string, timeout time.Durat
 // runBashEnv is runBash with the command's whole environment given.
 func (s *server) runBashEnv(ctx context.Context, command string, timeout time.Duration, env []string) (bashResult, error) {
 	res := bashResult{ExitCode: -1}
+	oomBefore, oomCounted := s.cfg.oomKills()
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// One pipe for both streams, handed to bash as a file: exec.Cmd then
@@ -87,6 +88,10 @@ func (s *server) runBashEnv(ctx context.Context, command string, timeout time.Du
 		return res, err
 	}
 	res.ExitCode, res.TimedOut, res.Capped = end.ExitCode, end.TimedOut, end.Capped
+	if oomCounted {
+		after, ok := s.cfg.oomKills()
+		res.OOMKill = ok && after > oomBefore
+	}
 	if !end.TimedOut {
 		res.Output = []byte(end.Output)
 	}

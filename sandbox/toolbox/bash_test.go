@@ -271,3 +271,40 @@ func waitFile(t *testing.T, file string) {
 	}
 	t.Fatalf("%s did not appear within a minute", file)
 }
+
+// A command during which the server's cgroup counted an OOM kill says so
+// in its reply, whatever the daemon's event does: the count is read
+// before and after the command (the command here plays the kernel).
+func TestBashReportsAnOOMKillItsCgroupCounted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	events := filepath.Join(dir, "memory.events")
+	if err := os.WriteFile(events, []byte("low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	c := startPipe(t, ServerConfig{Root: root, Env: testEnv(), OOMEvents: []string{filepath.Join(dir, "absent"), events}})
+	if res := mustBash(t, c, "true"); res.OOMKilled {
+		t.Error("a command without a kill reported one")
+	}
+	if res := mustBash(t, c, "printf 'oom 3\\noom_kill 3\\n' >"+events); !res.OOMKilled {
+		t.Error("a kill counted while the command ran was not reported")
+	}
+	if res := mustBash(t, c, "true"); res.OOMKilled {
+		t.Error("the earlier kill was reported again")
+	}
+	// Without a count to read, nothing is claimed.
+	bare := startPipe(t, ServerConfig{Root: root, Env: testEnv(), OOMEvents: []string{filepath.Join(dir, "absent")}})
+	if res := mustBash(t, bare, "true"); res.OOMKilled {
+		t.Error("a server without a count reported a kill")
+	}
+}
+
+// The flag a container's server is started with reads the cgroup files.
+func TestCgroupOOMFlag(t *testing.T) {
+	t.Parallel()
+	c, _ := startProcess(t, []string{"-root", t.TempDir(), "-cgroup-oom"})
+	if res := mustBash(t, c, "echo ok"); res.Output != "ok\n" || res.OOMKilled {
+		t.Errorf("with -cgroup-oom: %+v", res)
+	}
+}

@@ -68,6 +68,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fl.StringVar(&cfg.Bash, "bash", "/bin/bash", "shell commands run with")
 	fl.Int64Var(&cfg.MaxFileBytes, "max-file-bytes", defaultMaxFileBytes, "largest file a command may write (0: no cap)")
 	fl.BoolVar(&cfg.MeasureOnly, "measure-only", false, "answer hello and measure only")
+	cgroupOOM := fl.Bool("cgroup-oom", false, "report a command's OOM kills from the container's cgroup")
 	egressSocket := fl.String("egress-socket", "", "the egress proxy's unix socket, forwarded to from -egress-listen")
 	egressListen := fl.String("egress-listen", egress.ListenAddr, "the sandbox's loopback address forwarded to -egress-socket")
 	if err := fl.Parse(args); err != nil {
@@ -76,6 +77,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if fl.NArg() > 0 {
 		fmt.Fprintf(stderr, "toolbox: unexpected arguments: %q\n", fl.Args())
 		return 2
+	}
+	if *cgroupOOM {
+		cfg.OOMEvents = CgroupOOMEvents
 	}
 	if *egressSocket != "" {
 		// The sandbox's only way out: listening before any command runs,

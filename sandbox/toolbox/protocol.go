@@ -174,6 +174,9 @@ type bashResult struct {
 	// Leftover counts the command's processes still alive after the
 	// server killed what the command left: none, unless one is stuck.
 	Leftover int `json:"leftover"`
+	// OOMKill is set when the server's cgroup counted an OOM kill while
+	// the command ran (only with ServerConfig.OOMEvents).
+	OOMKill bool `json:"oom_kill"`
 }
 
 type measureResult struct {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/dirtywork/dirtywork/sandbox/fsops"
@@ -48,7 +50,38 @@ type ServerConfig struct {
 	// server of a container that only measures a tree it mounts
 	// read-only, from outside the worker's reach.
 	MeasureOnly bool
+	// OOMEvents are files that may hold the server's cgroup's count of
+	// OOM kills as an "oom_kill N" line (cgroup v2's memory.events, v1's
+	// memory.oom_control); the first that does is read before and after
+	// every command, and a count that grew is reported with its result.
+	// A container's own cgroup, that is: a daemon's event for the kill
+	// can come after the command's reply.
+	OOMEvents []string
 }
+
+// oomKills is the first count of OOM kills cfg.OOMEvents holds, and
+// whether one does.
+func (c ServerConfig) oomKills() (int64, bool) {
+	for _, path := range c.OOMEvents {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if rest, ok := strings.CutPrefix(line, "oom_kill "); ok {
+				if n, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64); err == nil {
+					return n, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// CgroupOOMEvents are where a container's tool server finds its cgroup's
+// OOM kills: cgroup v2, then v1 (the container's own memory cgroup is
+// what it sees at either place).
+var CgroupOOMEvents = []string{"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"}
 
 // Serve answers requests read from in with replies written to out until
 // the client asks it to shut down (nil), in ends (nil at a frame

@@ -129,6 +129,7 @@ func (c *Client) Bash(ctx context.Context, command string, timeout time.Duration
 	res.TimedOut = d.bash.TimedOut
 	res.LaunchError = d.bash.LaunchError
 	res.Leftover = d.bash.Leftover
+	res.OOMKilled = d.bash.OOMKill
 	return res, nil
 }
 
@@ -138,6 +139,9 @@ type BashReply struct {
 	// Leftover counts the command's processes the server could not kill
 	// after it (0 but for a process stuck in the kernel).
 	Leftover int
+	// OOMKilled is set when the server's cgroup counted an OOM kill while
+	// the command ran (a server started with -cgroup-oom).
+	OOMKilled bool
 }
 
 // Budget waits for the server's walk of the tree under way (one follows

@@ -161,7 +161,7 @@ func workerSpec(n objectNames, imageID string, labels map[string]string, l limit
 		User:       userSpec(),
 		Env:        workerEnv(),
 		Entrypoint: []string{toolboxPath},
-		Cmd:        []string{"toolbox", "-root", workDir},
+		Cmd:        []string{"toolbox", "-root", workDir, "-cgroup-oom"},
 		Labels:     labels,
 		Stdin:      true,
 		Output:     true,

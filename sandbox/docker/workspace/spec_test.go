@@ -37,7 +37,8 @@ func TestWorkerSpecLocksTheContainerDown(t *testing.T) {
 		if s.Network != "none" {
 			t.Errorf("allow %v: network %q, want none", allow, s.Network)
 		}
-		wantCmd := []string{"toolbox", "-root", "/work"}
+		// The server reports each command's OOM kills from its cgroup.
+		wantCmd := []string{"toolbox", "-root", "/work", "-cgroup-oom"}
 		if allow {
 			wantCmd = append(wantCmd, "-egress-socket", "/opt/dirtywork/egress/proxy.sock", "-egress-listen", "127.0.0.1:3128")
 		}

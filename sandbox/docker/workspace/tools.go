@@ -108,7 +108,7 @@ func (w *Workspace) Bash(ctx context.Context, command string, timeout time.Durat
 		return res, nil
 	}
 	res = reply.BashResult
-	note, err := w.afterBash(ctx, s, reply.Leftover)
+	note, err := w.afterBash(ctx, s, reply.Leftover, reply.OOMKilled)
 	if err != nil {
 		return res, err
 	}
@@ -191,10 +191,11 @@ func resetNotice(reason string) string {
 // server and the daemon's events said as it ran: nothing of the command
 // may be left (leftover, the server's count of processes it could not
 // kill), no process may have been seen outside the server by the
-// watchdog, and no OOM kill may have happened; any of them is a reset,
+// watchdog, and no OOM kill may have happened (oom, the server's own
+// count, which the daemon's event may come after); any of them is a reset,
 // noted for the result. Without a reset the server's walk of the tree is
 // awaited by the next operation that needs it (settleBudget).
-func (w *Workspace) afterBash(ctx context.Context, s *session, leftover int) (string, error) {
+func (w *Workspace) afterBash(ctx context.Context, s *session, leftover int, oom bool) (string, error) {
 	reason := ""
 	switch {
 	case ctx.Err() != nil:
@@ -203,7 +204,7 @@ func (w *Workspace) afterBash(ctx context.Context, s *session, leftover int) (st
 		reason = "stray process after bash"
 	case w.takeStray():
 		reason = "stray process outside the tool server"
-	case w.takeOOM():
+	case w.takeOOM(), oom:
 		reason = "oom"
 	}
 	if reason != "" {

@@ -68,7 +68,7 @@ func (w *Workspace) Verify(ctx context.Context, command string, timeout time.Dur
 		run.LaunchError = trimError(notice)
 		return run, ferr
 	}
-	note, err := w.afterBash(ctx, s, 0)
+	note, err := w.afterBash(ctx, s, 0, false)
 	if err != nil {
 		return run, err
 	}
