@@ -171,7 +171,7 @@ func (x *execution) createRunDir() (string, error) {
 	if err != nil {
 		return "", refuse("", "%v", err)
 	}
-	x.rec = &record{dir: runDir}
+	x.rec = &record{dir: runDir, reserve: transcript.ReserveSpace(runDir)}
 	x.undo = append(x.undo, func() { _ = os.RemoveAll(runDir) })
 	return runDir, nil
 }

@@ -15,8 +15,12 @@ import (
 	"github.com/dirtywork/dirtywork/transcript"
 )
 
-// record is a run's run.json.
-type record struct{ dir string }
+// record is a run's run.json; reserve holds space on its file system
+// for the run's end (nil when there was none to take).
+type record struct {
+	dir     string
+	reserve *transcript.Reserve
+}
 
 // startRecord is run.json as the run starts (E-13).
 func (r *Runner) startRecord(p *prepared, slug string, lane gitops.Lane) transcript.RunStartFields {
@@ -51,6 +55,7 @@ func (rec *record) failure(p *prepared, slug string, lane gitops.Lane, tw *trans
 	fin *sandbox.Finalization,
 ) *Payload {
 	var lost []string
+	rec.reserve.Release() // the end fits where the transcript filled the disk
 	if tw != nil {
 		_ = tw.Write(transcript.RunEndFailure{Status: status, Error: msg, ContextWindowSource: p.windowSource})
 		lost = addLost(lost, "transcript", tw.Err())
@@ -121,6 +126,7 @@ func (rec *record) finish(r *Runner, p *prepared, lane gitops.Lane, tw *transcri
 	if finalizeError != nil {
 		end.FinalizeError = *finalizeError
 	}
+	rec.reserve.Release() // the end fits where the transcript filled the disk
 	_ = tw.Write(end)
 	if len(lost) == 0 {
 		if lost = addLost(lost, "transcript", tw.Err()); len(lost) > 0 {

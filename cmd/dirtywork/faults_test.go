@@ -5,6 +5,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,10 +90,6 @@ type faultWant struct {
 	// files are the work the model did before the fault: path in the
 	// worktree → content.
 	files map[string]string
-	// runEndLost is set when the fault keeps run_end (and run.json's end
-	// fields) from being written: then the transcript's last complete
-	// line is whatever came before, and run.json still says running.
-	runEndLost bool
 }
 
 // checkFault checks a faulted run's outcome, records and work: the status
@@ -132,30 +130,28 @@ func checkFault(t *testing.T, env []string, payload map[string]any, stderr strin
 		}
 	}
 	last := lines[len(lines)-1]
-	if !want.runEndLost {
-		if last.Event != transcript.EventRunEnd {
-			t.Errorf("the last transcript line is %s, not run_end", last.Event)
-		} else {
-			var end struct {
-				Status string `json:"status"`
-			}
-			if err := json.Unmarshal(last.Raw, &end); err != nil || end.Status != want.status {
-				t.Errorf("run_end status %q (%v), want %s", end.Status, err, want.status)
-			}
+	if last.Event != transcript.EventRunEnd {
+		t.Errorf("the last transcript line is %s, not run_end", last.Event)
+	} else {
+		var end struct {
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal(last.Raw, &end); err != nil || end.Status != want.status {
+			t.Errorf("run_end status %q (%v), want %s", end.Status, err, want.status)
 		}
 	}
 
-	// run.json: readable, and the final status unless its end was lost.
+	// run.json: readable, with the final status; the space held back for
+	// the run's end is given back.
 	rec, err := transcript.ReadRun(runDir)
 	if err != nil {
 		t.Fatalf("run.json: %v", err)
 	}
-	wantRecorded := want.status
-	if want.runEndLost {
-		wantRecorded = string(transcript.StatusRunning)
+	if string(rec.Record.Status) != want.status {
+		t.Errorf("run.json status %q, want %q", rec.Record.Status, want.status)
 	}
-	if string(rec.Record.Status) != wantRecorded {
-		t.Errorf("run.json status %q, want %q", rec.Record.Status, wantRecorded)
+	if _, err := os.Lstat(filepath.Join(runDir, transcript.ReserveName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the run's end reserve is still there: %v", err)
 	}
 
 	// The work: in the worktree, and in `runs show --diff`.
@@ -288,8 +284,8 @@ func TestFaultModelServer(t *testing.T) {
 // replies and tool output. The run goes on to its end (a full run dir does
 // not change its outcome), names the lost records in finalize_error and on
 // stderr, prints its stdout object, and keeps its work; the transcript
-// holds only whole lines, and run.json, whose end could not be written,
-// still reads.
+// holds only whole lines. The space the run held back at its start takes
+// its end: run_end closes the transcript and run.json says how it ended.
 func TestFaultRunsRootFills(t *testing.T) {
 	big := strings.Repeat("all work and no play makes a long reply. ", 1500) // ~60 KB a turn
 	bigText, err := json.Marshal(big)
@@ -311,13 +307,18 @@ func TestFaultRunsRootFills(t *testing.T) {
 			"before_fault.txt": "written before the fault\n",
 			"after_fault.txt":  "written on a full disk\n",
 		},
-		runEndLost: true,
 	})
 	fe, _ := payload["finalize_error"].(string)
-	for _, w := range []string{"transcript: write ", "run.json: ", "no space left on device"} {
+	for _, w := range []string{"transcript: write ", "no space left on device"} {
 		if !strings.Contains(fe, w) {
 			t.Errorf("finalize_error %q does not name %q", fe, w)
 		}
+	}
+	if strings.Contains(fe, "run.json: ") {
+		t.Errorf("run.json's end was lost: %q", fe)
+	}
+	if rec, err := transcript.ReadRun(payload["run_dir"].(string)); err != nil || rec.Record.FinalizeError == nil || !strings.Contains(*rec.Record.FinalizeError, "transcript: write ") {
+		t.Errorf("run.json does not record the lost transcript lines: %v", err)
 	}
 	if !strings.Contains(stderr, "warning: evidence lost: ") {
 		t.Errorf("stderr does not report the loss:\n%s", stderr)
