@@ -72,16 +72,22 @@ func Script(r Repo, populate bool) (string, error) {
 	var b strings.Builder
 	b.WriteString("set -e\n")
 	b.WriteString("export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 GIT_DIR=" + q(r.GitDir) + " GIT_WORK_TREE=" + q(r.WorkTree) + "\n")
+	// Every program a sandbox starts costs milliseconds (a jail's exec
+	// more), so what the shell can do itself it does: git init makes
+	// objects/info (mkdir only were it not there), and the shallow file is
+	// copied line by line by the shell's builtins.
 	b.WriteString("git init -q --template=" + format + "\n")
-	b.WriteString("mkdir -p " + q(r.GitDir+"/objects/info") + "\n")
+	b.WriteString("[ -d " + q(r.GitDir+"/objects/info") + " ] || mkdir -p " + q(r.GitDir+"/objects/info") + "\n")
 	b.WriteString("printf '%s\\n' " + q(r.BaseObjects) + " >" + q(r.GitDir+"/objects/info/alternates") + "\n")
 	if r.Shallow != "" {
-		b.WriteString("cp " + q(r.Shallow) + " " + q(r.GitDir+"/shallow") + "\n")
+		b.WriteString("while IFS= read -r l || [ -n \"$l\" ]; do printf '%s\\n' \"$l\"; done <" + q(r.Shallow) + " >" + q(r.GitDir+"/shallow") + "\n")
 	}
 	fmt.Fprintf(&b, "git update-ref 'refs/heads/%s' '%s'\n", r.Branch, r.Base)
 	fmt.Fprintf(&b, "git symbolic-ref HEAD 'refs/heads/%s'\n", r.Branch)
 	if populate {
-		b.WriteString("git -c checkout.workers=0 -c checkout.thresholdForParallelism=1 read-tree -u --reset HEAD\n")
+		// Parallel checkout from a thousand files: each worker is a
+		// program of its own, which a small tree does not repay.
+		b.WriteString("git -c checkout.workers=0 -c checkout.thresholdForParallelism=1000 read-tree -u --reset HEAD\n")
 	} else {
 		b.WriteString("git read-tree HEAD\n")
 	}
