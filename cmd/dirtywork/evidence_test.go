@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/dirtywork/dirtywork/sandbox/pause"
+	"github.com/dirtywork/dirtywork/transcript"
 )
 
 // smallTmpfs mounts a 1 MiB tmpfs for the test (root only) and returns it.
@@ -131,13 +132,17 @@ func TestFullDiskLosesNoEvidenceSilently(t *testing.T) {
 		point string
 		lost  []string // records named in finalize_error
 		kept  string   // a record that must be whole
+		// ended: the space the run held back at its start took its end,
+		// so run.json says how it ended and result.json is there.
+		ended bool
 	}{
-		// Full before run_start: every transcript line, run.json's end
-		// and result.json are lost.
-		{pause.Transcript, []string{"transcript: write run_start event to ", "run.json: ", "result.json: "}, ""},
-		// Full after run_end: the transcript is whole, run.json's end and
-		// result.json are lost.
-		{pause.RunJSON, []string{"run.json: ", "result.json: "}, "transcript"},
+		// Full before run_start: the transcript's lines until its end are
+		// lost; the reserve given up before the end takes run_end,
+		// run.json's end and result.json.
+		{pause.Transcript, []string{"transcript: write run_start event to "}, "", true},
+		// Full after run_end (the reserve already given up): the
+		// transcript is whole, run.json's end and result.json are lost.
+		{pause.RunJSON, []string{"run.json: ", "result.json: "}, "transcript", false},
 	} {
 		t.Run(tc.point, func(t *testing.T) {
 			e := newE2E(t, `{"turns":[
@@ -169,8 +174,25 @@ func TestFullDiskLosesNoEvidenceSilently(t *testing.T) {
 					t.Errorf("the transcript lost lines written before the disk filled")
 				}
 			}
-			if _, err := os.Stat(filepath.Join(payload["run_dir"].(string), "result.json")); err == nil {
-				t.Error("a result.json exists although it could not be written")
+			runDir := payload["run_dir"].(string)
+			_, resultErr := os.Stat(filepath.Join(runDir, "result.json"))
+			if !tc.ended {
+				if resultErr == nil {
+					t.Error("a result.json exists although it could not be written")
+				}
+				return
+			}
+			for _, w := range []string{"run.json: ", "result.json: "} {
+				if strings.Contains(fe, w) {
+					t.Errorf("finalize_error %q names %q, which the reserve should have taken", fe, w)
+				}
+			}
+			if resultErr != nil {
+				t.Errorf("result.json: %v", resultErr)
+			}
+			rec, err := transcript.ReadRun(runDir)
+			if err != nil || rec.Record.Status != transcript.StatusCompleted || rec.Record.FinalizeError == nil || *rec.Record.FinalizeError != fe {
+				t.Errorf("run.json does not say how the run ended: %v", err)
 			}
 		})
 	}

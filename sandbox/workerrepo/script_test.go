@@ -80,6 +80,14 @@ func TestScriptMakesTheRepository(t *testing.T) {
 	if got := sh("GIT_DIR=" + q(r.GitDir) + " git log --format=%s"); got != "two" {
 		t.Errorf("log %q, want the base commit alone", got)
 	}
+	// The shell's builtins copy the shallow file byte for byte.
+	want, err := os.ReadFile(shallow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(filepath.Join(r.GitDir, "shallow")); err != nil || string(got) != string(want) {
+		t.Errorf("shallow %q (%v), want %q", got, err, want)
+	}
 	if got := sh("GIT_DIR=" + q(r.GitDir) + " git symbolic-ref HEAD"); got != "refs/heads/dirtywork/run-1" {
 		t.Errorf("HEAD %q", got)
 	}

@@ -76,7 +76,7 @@ func TestLiveToolServerIsUnforgeable(t *testing.T) {
 	cfg.OnReset = rs.add
 	w := openLive(t, cfg)
 
-	if got := bash(t, w, `tr '\0' ' ' < /proc/1/cmdline; echo; cat /proc/[0-9]*/comm | grep -c init || true`); got != toolboxPath+" toolbox -root /work \n0" {
+	if got := bash(t, w, `tr '\0' ' ' < /proc/1/cmdline; echo; cat /proc/[0-9]*/comm | grep -c init || true`); got != toolboxPath+" toolbox -root /work -cgroup-oom \n0" {
 		t.Errorf("pid 1 and inits: %q, want the tool server as pid 1 and no init", got)
 	}
 

@@ -326,7 +326,7 @@ func TestGitInitScript(t *testing.T) {
 	}
 	for _, want := range []string{
 		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "git init -q --template=\n",
-		"/opt/dirtywork/objects >/gitdir/objects/info/alternates", "cp /opt/dirtywork/shallow /gitdir/shallow",
+		"/opt/dirtywork/objects >/gitdir/objects/info/alternates", "done </opt/dirtywork/shallow >/gitdir/shallow",
 		"update-ref 'refs/heads/dirtywork/run-1' '" + base + "'", "read-tree -u --reset HEAD",
 	} {
 		if !strings.Contains(s, want) {
