@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dirtywork/dirtywork/sandbox/seal"
 )
 
 func TestFinalizeReportsChanges(t *testing.T) {
@@ -156,5 +158,40 @@ func TestFinalizeKeepsTheBasesOwnRepository(t *testing.T) {
 		if !touch && len(fin.FilesChanged) != 0 {
 			t.Errorf("untouched fixture: files_changed %q", fin.FilesChanged)
 		}
+	}
+}
+
+// The worktree's files are read ahead of the seal while the worker works;
+// the seal takes those digests for the files nobody changed and names
+// the tree as a seal reading every file does.
+func TestFinalizeTakesTheDigestsReadAhead(t *testing.T) {
+	r := newTestRepo(t)
+	w := open(t, r.config())
+	run(t, w, "echo changed >> tracked.txt && echo n > new.txt")
+	w.mu.Lock()
+	pre := w.pre
+	w.mu.Unlock()
+	if pre == nil {
+		t.Fatal("no reading ahead began with the baseline")
+	}
+	<-pre.done // left to finish: nothing stops it before the seal
+	for _, rel := range []string{"README.md", "src/lib.go"} {
+		if !pre.digest.Has(rel) {
+			t.Errorf("%s, untouched, was not read ahead", rel)
+		}
+	}
+	if pre.digest.Has("new.txt") {
+		t.Error("new.txt, the worker's, has a digest taken ahead")
+	}
+	fin, err := w.Finalize(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := seal.Snapshot(t.Context(), w.worktree, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fin.TreeHash != m.Hash() {
+		t.Errorf("tree hash %s, a seal reading every file says %s", fin.TreeHash, m.Hash())
 	}
 }

@@ -48,7 +48,7 @@ func (w *Workspace) sealBaseline(ctx context.Context) (seal.Baseline, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return seal.Baseline{}, fmt.Errorf("read the repository's excludes: %w", err)
 	}
-	return seal.Baseline{Since: w.since, Tracked: tracked, Exclude: exclude, KeepRootGit: true}, nil
+	return seal.Baseline{Since: w.since, Tracked: tracked, Exclude: exclude, KeepRootGit: true, Known: w.takeDigests()}, nil
 }
 
 // sealedReport is what every seal of the run found so far.

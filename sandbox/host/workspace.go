@@ -95,6 +95,8 @@ type Workspace struct {
 	since time.Time
 
 	mu sync.Mutex
+	// pre reads the tree's files ahead of the seal, from the baseline on.
+	pre *prehash
 	// walkPending is set after a command: the tool server is walking the
 	// tree, and the next command or writing tool takes the verdict first.
 	walkPending bool
@@ -290,6 +292,7 @@ func (w *Workspace) startJail(ctx context.Context) error {
 	if w.cfg.OnBaseline != nil {
 		w.cfg.OnBaseline(w.since)
 	}
+	w.startPrehash()
 	pause.At(pause.Jail) // the jail and its tree are ready, no tool call made
 	if !w.cfg.KeepTree {
 		// Before any tool call: nothing of the worker's is there yet.
@@ -393,6 +396,7 @@ func (w *Workspace) Close() error {
 		})
 		w.watch.stop()
 		w.stopVerifyAhead()
+		w.takeDigests() // the reading ahead ends before the root closes
 		w.stopJail()
 		w.mu.Lock()
 		w.closed = true

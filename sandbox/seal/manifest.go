@@ -205,7 +205,7 @@ func (r *rollback) compare(dirfd int, e *entry, old manifestEntry) error {
 		if e.st.Ino == old.ino && ctimeNS(&e.st) == old.ctime && e.st.Size == old.size {
 			return nil // the kernel changes ctime with any write
 		}
-		sum, err := digestAt(dirfd, e.name, stMode(&e.st)&0o7777)
+		sum, err := digestAt(dirfd, e.name, stMode(&e.st)&0o7777, r.w.buf, true)
 		if errors.Is(err, fs.ErrPermission) {
 			r.changed = append(r.changed, e.rel) // unreadable even to its owner
 			return nil

@@ -38,6 +38,9 @@ type Baseline struct {
 	// LongPath bytes: a docker daemon, which reads the tree by full path
 	// under a prefix of its own, cannot export them.
 	DropLongPaths bool
+	// Known are digests taken ahead (Prehash against Since): a file
+	// they vouch for is not read again.
+	Known *Digests
 }
 
 // LongPath is the root-relative path length past which DropLongPaths

@@ -1,6 +1,9 @@
 package seal
 
 import (
+	"crypto/sha256"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -375,5 +378,132 @@ func TestSealHardLinksIntoARepositoryGoWithIt(t *testing.T) {
 	}
 	if _, m := tr.seal(true); m == nil || tr.exists("zconfig") || !tr.exists("kept2.txt") {
 		t.Fatal("the link into the repository stayed, or another went")
+	}
+}
+
+// Every file's digest is its content's, whether this goroutine or a
+// helper read it, and a walk with helpers names the tree as one without.
+func TestDigestsAreTheFilesWhoeverReadsThem(t *testing.T) {
+	tr := newTree(t)
+	want := map[string][32]byte{}
+	for d := range 3 {
+		for f := range 40 + d*30 {
+			rel := fmt.Sprintf("d%d/f%03d", d, f)
+			content := strings.Repeat(rel, f*97) // empty, short, and past one read buffer
+			tr.track(rel, content)
+			want[rel] = sha256.Sum256([]byte(content))
+		}
+	}
+	tr.write("d1/tool", "#!/bin/sh\n", 0o755)
+	want["d1/tool"] = sha256.Sum256([]byte("#!/bin/sh\n"))
+	tr.start()
+	var hashes []string
+	for _, helpers := range []int{0, 1, 3} {
+		w, err := newWalker(t.Context(), tr.dir, tr.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.digest.stop()
+		w.digest = newDigesters(helpers)
+		err = w.scan()
+		w.close()
+		if err != nil {
+			t.Fatalf("%d helpers: %v", helpers, err)
+		}
+		for rel, sum := range want {
+			if got := w.manifest.entries[rel]; got.sum != sum {
+				t.Errorf("%d helpers: %s digest %x, want %x", helpers, rel, got.sum, sum)
+			}
+		}
+		if k := w.manifest.entries["d1/tool"].kind; k != kindExec {
+			t.Errorf("%d helpers: d1/tool kind %c", helpers, k)
+		}
+		hashes = append(hashes, w.manifest.Hash())
+	}
+	if hashes[0] != hashes[1] || hashes[0] != hashes[2] {
+		t.Errorf("tree hashes differ with the helpers: %v", hashes)
+	}
+}
+
+// A seal takes a digest taken ahead for a file nobody changed since the
+// baseline, and reads every file changed after it, or after the digest
+// was taken, whatever the digests say.
+func TestSealTakesDigestsTakenAheadOnlyForUnchangedFiles(t *testing.T) {
+	tr := newTree(t)
+	tr.track("kept.txt", "base")
+	tr.track("later.txt", "base")
+	tr.track("sub/deep.txt", "base")
+	tr.start()
+	tr.track("early.txt", "the worker's, before the digests") // after the baseline
+	d := Prehash(t.Context(), tr.dir, tr.base.Since, false)
+	if _, ok := d.files["early.txt"]; ok || d.Len() != 3 {
+		t.Fatalf("digests taken ahead: %v, want kept.txt, later.txt and sub/deep.txt", slices.Sorted(maps.Keys(d.files)))
+	}
+	tr.write("later.txt", "LATE", 0o644) // the same size, the same inode: only its change time tells
+
+	// Forged digests show which ones the seal took without reading.
+	forged := sha256.Sum256([]byte("forged"))
+	for rel, e := range d.files {
+		e.sum = forged
+		d.files[rel] = e
+	}
+	b := tr.base
+	b.Known = d
+	_, m, err := Seal(t.Context(), tr.dir, b, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, content := range map[string]string{
+		"kept.txt":     "",
+		"sub/deep.txt": "",
+		"later.txt":    "LATE",
+		"early.txt":    "the worker's, before the digests",
+	} {
+		want := forged
+		if content != "" {
+			want = sha256.Sum256([]byte(content))
+		}
+		if got := m.entries[rel].sum; got != want {
+			t.Errorf("%s: digest %x, want %x", rel, got, want)
+		}
+	}
+
+	// Digests taken against another baseline are never taken.
+	other := *d
+	other.since--
+	b.Known = &other
+	_, m, err = Seal(t.Context(), tr.dir, b, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.entries["kept.txt"].sum, sha256.Sum256([]byte("base")); got != want {
+		t.Errorf("digests of another baseline were taken: %x", got)
+	}
+}
+
+// Digests taken ahead name the tree as a seal that reads every file does.
+func TestPrehashedSealNamesTheSameTree(t *testing.T) {
+	tr := newTree(t)
+	for i := range 50 {
+		tr.track(fmt.Sprintf("d%d/f%d", i%5, i), strings.Repeat("x", i*301))
+	}
+	tr.write("run.sh", "#!/bin/sh\n", 0o755)
+	tr.start()
+	tr.track("d1/new", "the worker's")
+	_, read, err := Seal(t.Context(), tr.dir, tr.base, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := tr.base
+	b.Known = Prehash(t.Context(), tr.dir, tr.base.Since, false)
+	if b.Known.Len() != 51 {
+		t.Fatalf("%d digests taken ahead, want 51", b.Known.Len())
+	}
+	_, taken, err := Seal(t.Context(), tr.dir, b, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.Hash() != taken.Hash() {
+		t.Errorf("tree hash %s with digests taken ahead, %s reading every file", taken.Hash(), read.Hash())
 	}
 }

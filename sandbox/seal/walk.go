@@ -41,6 +41,9 @@ type walker struct {
 	trackedDirs map[string]bool
 	// recordOnly records the tree as it is (Snapshot): nothing is judged.
 	recordOnly bool
+	// readOnly never opens up what its owner made unreadable (Prehash,
+	// which walks beside the worker): such an entry is an error.
+	readOnly bool
 
 	report   Report
 	manifest *Manifest
@@ -51,6 +54,12 @@ type walker struct {
 	strips []strip
 	// sums caches the digests of files with several links.
 	sums map[[2]uint64][32]byte
+	// buf is this goroutine's read buffer for file digests.
+	buf []byte
+	// pending are the files of the directory being walked whose digests
+	// its flush takes; digest are the helpers that share the reading.
+	pending []pendingFile
+	digest  *digesters
 	// linked are the paths of the regular files with several links the
 	// walk met outside a repository, by device and inode.
 	linked map[[2]uint64][]string
@@ -68,13 +77,18 @@ type strip struct {
 }
 
 func newWalker(ctx context.Context, dir string, b Baseline) (*walker, error) {
+	return newWalkerWith(ctx, dir, b, helpersFor())
+}
+
+// newWalkerWith is newWalker with this many helpers reading files.
+func newWalkerWith(ctx context.Context, dir string, b Baseline, helpers int) (*walker, error) {
 	root, err := openRoot(dir)
 	if err != nil {
 		return nil, err
 	}
 	w := &walker{
 		ctx: ctx, path: dir, root: root, b: b, tracked: b.Tracked, trackedDirs: map[string]bool{},
-		manifest: newManifest(b.KeepRootGit), sums: map[[2]uint64][32]byte{}, linked: map[[2]uint64][]string{},
+		manifest: newManifest(b.KeepRootGit), sums: map[[2]uint64][32]byte{}, buf: make([]byte, digestBufSize), digest: newDigesters(helpers), linked: map[[2]uint64][]string{},
 	}
 	switch {
 	case b.Untimed:
@@ -90,7 +104,10 @@ func newWalker(ctx context.Context, dir string, b Baseline) (*walker, error) {
 	return w, nil
 }
 
-func (w *walker) close() { _ = w.root.Close() } // a directory opened for reading
+func (w *walker) close() {
+	w.digest.stop()
+	_ = w.root.Close() // a directory opened for reading
+}
 
 // touched reports whether an entry with this status was made or changed
 // after the baseline.
@@ -186,6 +203,9 @@ func (w *walker) walkEntries(fd int, rel string, entries []entry, rules fsops.Ig
 			rules = rules.Then(fsops.ParseIgnore(data, rel))
 		}
 	}
+	outer := w.pending
+	w.pending = nil
+	defer func() { w.pending = outer }()
 	sum := dirSummary{allIgnoredByWorker: true}
 	startReported := len(w.report.Ignored)
 	for i := range entries {
@@ -198,6 +218,9 @@ func (w *walker) walkEntries(fd int, rel string, entries []entry, rules fsops.Ig
 		sum.allIgnoredByWorker = sum.allIgnoredByWorker && all
 		sum.entries += n
 		sum.bytes += b
+	}
+	if err := w.flushFiles(fd); err != nil {
+		return dirSummary{}, err
 	}
 	sum.reported = len(w.report.Ignored) - startReported
 	return sum, nil
@@ -371,7 +394,7 @@ func (w *walker) openDir(dirfd int, e *entry) (int, error) {
 		return unix.Openat(dirfd, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	}
 	fd, err := open()
-	if errors.Is(err, unix.EACCES) {
+	if errors.Is(err, unix.EACCES) && !w.readOnly {
 		if cerr := unix.Fchmodat(dirfd, e.name, stMode(&e.st)&0o7777|0o700, 0); cerr == nil {
 			fd, err = open()
 		}
@@ -489,13 +512,24 @@ func (w *walker) addMode(rel string, mode uint32, tracked bool, change string) {
 func (w *walker) record(dirfd int, e *entry, kind uint32, rules fsops.IgnoreRules) error {
 	switch kind {
 	case unix.S_IFREG:
-		sum, err := w.fileSum(dirfd, e)
-		if err != nil {
-			return err
-		}
 		k := kindFile
 		if stMode(&e.st)&0o100 != 0 {
 			k = kindExec
+		}
+		if w.readOnly && w.touched(&e.st) {
+			return nil // changed after the baseline: no digest of it would be kept
+		}
+		if sum, ok := w.b.Known.lookup(e.rel, &e.st, k, w.since); ok {
+			w.manifest.add(e.rel, manifestEntry{kind: k, sum: sum, ino: e.st.Ino, ctime: ctimeNS(&e.st), size: e.st.Size})
+			return nil
+		}
+		if e.st.Nlink <= 1 {
+			w.queueFile(e, k) // read with its directory's other files
+			return nil
+		}
+		sum, err := w.fileSum(dirfd, e)
+		if err != nil {
+			return err
 		}
 		w.manifest.add(e.rel, manifestEntry{kind: k, sum: sum, ino: e.st.Ino, ctime: ctimeNS(&e.st), size: e.st.Size})
 	case unix.S_IFLNK:
@@ -533,7 +567,7 @@ func (w *walker) fileSum(dirfd int, e *entry) ([32]byte, error) {
 			return s, nil
 		}
 	}
-	sum, err := digestAt(dirfd, e.name, stMode(&e.st)&0o7777)
+	sum, err := digestAt(dirfd, e.name, stMode(&e.st)&0o7777, w.buf, !w.readOnly)
 	if err != nil {
 		return sum, fmt.Errorf("seal: read %s: %w", quote(e.rel), err)
 	}
@@ -543,15 +577,18 @@ func (w *walker) fileSum(dirfd int, e *entry) ([32]byte, error) {
 	return sum, nil
 }
 
-// digestAt hashes the regular file name in dirfd. A file its owner made
-// unreadable is made readable for the read and given its mode back (the
-// walker is the owner in a container; root reads it anyway).
-func digestAt(dirfd int, name string, mode uint32) ([32]byte, error) {
+// digestAt hashes the regular file name in dirfd, reading it through buf.
+// A file its owner made unreadable is made readable for the read and
+// given its mode back (the walker is the owner in a container; root reads
+// it anyway). It goes straight to the system calls: a seal reads every
+// file of the tree, and an *os.File and a fresh copy buffer per file were
+// most of its cost on a tree of small files.
+func digestAt(dirfd int, name string, mode uint32, buf []byte, fix bool) ([32]byte, error) {
 	open := func() (int, error) {
 		return unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	}
 	fd, err := open()
-	if errors.Is(err, unix.EACCES) {
+	if errors.Is(err, unix.EACCES) && fix {
 		if cerr := unix.Fchmodat(dirfd, name, mode|0o400, 0); cerr == nil {
 			fd, err = open()
 			_ = unix.Fchmodat(dirfd, name, mode, 0)
@@ -560,20 +597,28 @@ func digestAt(dirfd int, name string, mode uint32) ([32]byte, error) {
 	if err != nil {
 		return [32]byte{}, err
 	}
-	f := os.NewFile(uintptr(fd), name)
-	defer func() { _ = f.Close() }() // read only
-	fi, err := f.Stat()
-	if err != nil {
+	defer func() { _ = unix.Close(fd) }() // read only
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		return [32]byte{}, err
 	}
-	if !fi.Mode().IsRegular() {
+	if stMode(&st)&unix.S_IFMT != unix.S_IFREG {
 		return [32]byte{}, errors.New("no longer a regular file")
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return [32]byte{}, err
+	for {
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return [32]byte{}, err
+		}
+		if n == 0 {
+			return [32]byte(h.Sum(nil)), nil
+		}
+		h.Write(buf[:n])
 	}
-	return [32]byte(h.Sum(nil)), nil
 }
 
 // list reads the directory open at fd, with every entry's status, sorted

@@ -115,7 +115,7 @@ func run(quick bool, out, image string) error {
 	}
 	if p.benchTests {
 		bench := []string{"go", "test", "-run", "^$", "-bench", ".", "-benchtime", p.benchtime, "-count", "1"}
-		if err := add(append(bench, "./sandbox/host/...", "./sandbox/toolbox/", "./sandbox/export/", "./sandbox/fsops/", "./engine/"), parseGoBench); err != nil {
+		if err := add(append(bench, "./sandbox/host/...", "./sandbox/toolbox/", "./sandbox/export/", "./sandbox/fsops/", "./sandbox/seal/", "./engine/"), parseGoBench); err != nil {
 			return err
 		}
 		if err := add(append(bench, "-tags", "docker", "./sandbox/docker/workspace/"), parseGoBench); err != nil {

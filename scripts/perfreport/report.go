@@ -141,6 +141,7 @@ func rows() []row {
 		row{export, "sync 20,000 unchanged files (BenchmarkSync20kUnchanged)", "go/BenchmarkSync20kUnchanged", le(7000, origSource+": its re-hash of 20,000 files")},
 		row{export, "sync 100,000 files, all changed (BenchmarkSync100kChanged)", "go/BenchmarkSync100kChanged", nil},
 		row{export, "diff of a 20,000-file tree (BenchmarkDiffTree20k)", "go/BenchmarkDiffTree20k", nil},
+		row{export, "seal of 20,000 files, every file read (BenchmarkSeal20k)", "go/BenchmarkSeal20k", nil},
 	)
 	const tui = "mission control (tui/perftui)"
 	rs = append(rs,
