@@ -18,16 +18,20 @@ type prehash struct {
 
 // startPrehash begins reading the worktree's files against the baseline
 // w.since.
+// A workspace already closed reads nothing.
 func (w *Workspace) startPrehash() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
 	ctx, cancel := context.WithCancel(w.beginCtx)
 	p := &prehash{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		p.digest = seal.Prehash(ctx, w.worktree, w.since, true)
 	}()
-	w.mu.Lock()
 	w.pre = p
-	w.mu.Unlock()
 }
 
 // takeDigests stops the reading ahead and returns what it took: the

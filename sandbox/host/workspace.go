@@ -396,11 +396,11 @@ func (w *Workspace) Close() error {
 		})
 		w.watch.stop()
 		w.stopVerifyAhead()
+		w.mu.Lock()
+		w.closed = true // and no reading ahead starts from here on
+		w.mu.Unlock()
 		w.takeDigests() // the reading ahead ends before the root closes
 		w.stopJail()
-		w.mu.Lock()
-		w.closed = true
-		w.mu.Unlock()
 		var errs []error
 		if err := w.stopEgress(); err != nil {
 			errs = append(errs, err)
