@@ -173,9 +173,14 @@ func measure(bin, repo, home string, script scripted.Script) (sample, error) {
 	var payload struct {
 		Status     string `json:"status"`
 		Transcript string `json:"transcript"`
+		Worktree   string `json:"worktree"`
+		Branch     string `json:"branch"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &payload); err != nil || payload.Status != "completed" {
 		return sample{}, fmt.Errorf("run did not complete: %s %s", out.String(), errOut.String())
+	}
+	if err := removeLane(repo, payload.Worktree, payload.Branch); err != nil {
+		return sample{}, err
 	}
 	events, err := os.ReadFile(payload.Transcript)
 	if err != nil {
@@ -227,6 +232,19 @@ func measure(bin, repo, home string, script scripted.Script) (sample, error) {
 		s.gaps["all"] = append(s.gaps["all"], chats[k].Time.Sub(chats[k-1].Done))
 	}
 	return s, nil
+}
+
+// removeLane removes a measured run's worktree and branch, so a fixture
+// kept across invocations stays as it was made: runs that pile up in it
+// slow the next ones' git.
+func removeLane(repo, worktree, branch string) error {
+	for _, args := range [][]string{{"worktree", "remove", "--force", worktree}, {"branch", "-D", branch}} {
+		c := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		if out, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
 }
 
 func median(ds []time.Duration) time.Duration {
