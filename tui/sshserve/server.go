@@ -161,6 +161,11 @@ func (s *Server) gate(next ssh.Handler) ssh.Handler {
 		s.mu.Lock()
 		delete(s.programs, sess)
 		s.mu.Unlock()
+		// The library sends the exit status once this handler returns,
+		// which is after the session is counted done: a shutdown waiting
+		// for the count could close the connection first, and the client
+		// would see its session end without a status. It is sent here.
+		_ = sess.Exit(0)
 		s.logf("session %s closed", who)
 	}
 }
