@@ -52,16 +52,6 @@ const (
 	mallocTopPadBytes = "4194304"
 )
 
-// inheritsVar reports whether env sets name.
-func inheritsVar(env []string, name string) bool {
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k == name {
-			return true
-		}
-	}
-	return false
-}
-
 // neutralEnv is added in config-neutral mode: no global or system config,
 // no system attributes.
 var neutralEnv = []string{
@@ -87,16 +77,18 @@ var neutralConfig = []string{
 // nothing of git's but the commit identity. GitDir/WorkTree pins are
 // appended after stripping, so they always win.
 func buildEnv(inherited []string, neutral bool, gitDir, workTree string) []string {
-	env := make([]string, 0, len(inherited)+len(baseEnv)+len(neutralEnv)+2)
+	env := make([]string, 0, len(inherited)+len(baseEnv)+len(neutralEnv)+3)
+	padSet := false
 	for _, kv := range inherited {
 		name, _, _ := strings.Cut(kv, "=")
 		if dropVar(name, neutral) {
 			continue
 		}
+		padSet = padSet || name == mallocTopPad
 		env = append(env, kv)
 	}
 	env = append(env, baseEnv...)
-	if !inheritsVar(inherited, mallocTopPad) {
+	if !padSet {
 		env = append(env, mallocTopPad+"="+mallocTopPadBytes)
 	}
 	if neutral {

@@ -103,7 +103,9 @@ const maxChangesListed = 100
 // that differs now, or is gone, is reported. The tree is m again exactly
 // when Changed is empty. No process may change the tree meanwhile.
 func (m *Manifest) Rollback(ctx context.Context, dir string) (Changes, error) {
-	w, err := newWalker(ctx, dir, Baseline{KeepRootGit: m.keepRootGit})
+	// Its compare reads the few files whose status changed itself: no
+	// helpers.
+	w, err := newWalkerWith(ctx, dir, Baseline{KeepRootGit: m.keepRootGit}, 0)
 	if err != nil {
 		return Changes{}, err
 	}

@@ -916,10 +916,10 @@ func TestAnAbandonedFillIsTakenOver(t *testing.T) {
 	}
 }
 
-// A kept volume whose tree the export refuses as a whole is salvaged into
-// the lane, member by member, and stays.
-func TestSalvageVolume(t *testing.T) {
-	t.Parallel()
+// newSalvageRun is a run whose kept volume, labelled as its own, a
+// salvage takes into the lane.
+func newSalvageRun(t *testing.T) (fakeRun, VolumeExport) {
+	t.Helper()
 	r := newFakeRun(t, map[string]string{"a.txt": "one\n"})
 	cfg := VolumeExport{
 		Slug: "fake", Volume: "dw-fake-work", RepoRoot: r.repo.root, Worktree: r.repo.worktree,
@@ -929,6 +929,14 @@ func TestSalvageVolume(t *testing.T) {
 	if err := r.f.CreateVolume(t.Context(), cfg.Volume, map[string]string{daemon.LabelRun: "fake"}); err != nil {
 		t.Fatal(err)
 	}
+	return r, cfg
+}
+
+// A kept volume whose tree the export refuses as a whole is salvaged into
+// the lane, member by member, and stays.
+func TestSalvageVolume(t *testing.T) {
+	t.Parallel()
+	r, cfg := newSalvageRun(t)
 	dir := r.f.volumeDir(cfg.Volume)
 	for name, content := range map[string]string{"a.txt": "salvaged\n", "sub/.git/config": "[core]\n"} {
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
@@ -962,15 +970,7 @@ func TestSalvageVolume(t *testing.T) {
 // load left the container, and so the volume, behind).
 func TestSalvageVolumeRemovesItsContainerWithAFreshBudget(t *testing.T) {
 	t.Parallel()
-	r := newFakeRun(t, map[string]string{"a.txt": "one\n"})
-	cfg := VolumeExport{
-		Slug: "fake", Volume: "dw-fake-work", RepoRoot: r.repo.root, Worktree: r.repo.worktree,
-		BaseCommit: r.repo.base, RunDir: r.repo.runDir, Image: fakeImage, MaxPatchMB: 10,
-		Limits: sandbox.Limits{MaxBytes: 64 << 20, MaxEntries: 1000},
-	}
-	if err := r.f.CreateVolume(t.Context(), cfg.Volume, map[string]string{daemon.LabelRun: "fake"}); err != nil {
-		t.Fatal(err)
-	}
+	r, cfg := newSalvageRun(t)
 	if err := os.WriteFile(filepath.Join(r.f.volumeDir(cfg.Volume), "a.txt"), []byte("salvaged\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
