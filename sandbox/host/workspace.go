@@ -168,7 +168,7 @@ func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 	// the way to the first model request; a caller that never says begin
 	// gets it shortly anyway.
 	time.AfterFunc(beginDelay, w.Begin)
-	w.base = readBaseTree(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit)
+	w.base = readBaseTree(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, baseTreeDelay)
 	return w, nil
 }
 
@@ -284,6 +284,7 @@ func (w *Workspace) startJail(ctx context.Context) error {
 			res.ExitCode, res.TimedOut, truncate(res.Output+res.LaunchError, 500))
 	}
 	w.trace("host_checkout")
+	w.base.now() // the start's CPU is spent: read the base tree meanwhile
 	// Everything the checkout wrote is stamped before this, everything the
 	// worker changes after it.
 	if w.since, err = seal.Mark(w.worktree); err != nil {
