@@ -3,11 +3,17 @@ package export
 import (
 	"archive/tar"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // tree20k is 20,000 small files in 200 directories, the size of the
@@ -167,4 +173,81 @@ func BenchmarkSync100kChanged(b *testing.B) {
 func BenchmarkSync20kUnchanged(b *testing.B) {
 	base, archive := treeOf(b, 20000, func(i int) string { return fmt.Sprintf("line %d\n", i) })
 	benchSync(b, base, archive, 0)
+}
+
+// BenchmarkWriteFloor20k is BenchmarkExtract20k's floor on the same file
+// system: only making tree20k's 200 directories and creating, writing and
+// closing its 20,000 files with plain system calls, a directory to each
+// of GOMAXPROCS goroutines, with no stream read and nothing checked. An
+// extraction cannot take less on the disk it writes to.
+func BenchmarkWriteFloor20k(b *testing.B) {
+	body := bytes.Repeat([]byte("x"), 100)
+	base := b.TempDir()
+	var names [100]string
+	for f := range names {
+		names[f] = fmt.Sprintf("file%03d.go", f)
+	}
+	i := 0
+	for b.Loop() {
+		dest := filepath.Join(base, fmt.Sprint(i))
+		i++
+		if err := os.Mkdir(dest, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		dfd, err := unix.Open(dest, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var next atomic.Int64
+		var failed atomic.Value
+		var wg sync.WaitGroup
+		for range runtime.GOMAXPROCS(0) {
+			wg.Go(func() {
+				for {
+					d := int(next.Add(1)) - 1
+					if d >= 200 {
+						return
+					}
+					if err := writeFloorDir(dfd, fmt.Sprintf("pkg%03d", d), names[:], body); err != nil {
+						failed.Store(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		_ = unix.Close(dfd)
+		if err, ok := failed.Load().(error); ok {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := os.RemoveAll(dest); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// writeFloorDir makes the directory name under dfd and writes body to
+// each of names in it.
+func writeFloorDir(dfd int, name string, names []string, body []byte) error {
+	if err := unix.Mkdirat(dfd, name, 0o755); err != nil {
+		return err
+	}
+	sub, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = unix.Close(sub) }()
+	for _, n := range names {
+		fd, err := unix.Openat(sub, n, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+		if err != nil {
+			return err
+		}
+		_, werr := unix.Write(fd, body)
+		if err := unix.Close(fd); err != nil || werr != nil {
+			return errors.Join(werr, err)
+		}
+	}
+	return nil
 }

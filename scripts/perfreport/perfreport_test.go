@@ -110,9 +110,10 @@ func TestParseGoBenchReadsNsPerOpOfEveryBenchmark(t *testing.T) {
 		"go/BenchmarkToolServerBashTrue": 11, "go/BenchmarkExtract20k": 9500, "go/BenchmarkSync20kUnchanged": 400,
 		"go/BenchmarkLiveOpenClose": 1650, "go/BenchmarkLiveToolCalls/read_file": 1.5, "go/BenchmarkLiveToolCalls/bash_true": 25,
 		"go/BenchmarkReadFileRoundTrip/process": 12.205381, "go/BenchmarkGrep20k": 245.8, "go/BenchmarkReadFloor20k": 180,
+		"go/BenchmarkWriteFloor20k": 9000,
 	}, "ms")
-	if len(got) != 15 {
-		t.Errorf("%d figures, want 15: %v", len(got), got)
+	if len(got) != 16 {
+		t.Errorf("%d figures, want 16: %v", len(got), got)
 	}
 }
 
@@ -180,7 +181,7 @@ func TestWriteMarkdownPutsEachFigureBesideItsTarget(t *testing.T) {
 		"| review open: first diff line on screen (50 files) | 131.0 ms | ≤ 150.0 ms (issue 17) | met |",
 		"| memory: Go heap, four followed transcripts | 125.00 MB | ≤ 150.00 MB (tui/perftui) | met |",
 		"| tool server process: read_file round trip (BenchmarkReadFileRoundTrip/process) | 12.2 ms | — |  |",
-		"| extract 20,000 files into a worktree (BenchmarkExtract20k) | 9.50 s | ≤ 7.00 s (",
+		"| extract 20,000 files into a worktree (BenchmarkExtract20k) | 9.50 s | ≤ 7.00 s (the original's figure (shared/perf): its extraction of 20,000 files) | **missed**; unreachable here: floor 9.00 s (",
 		"| docker: container sandbox opened and closed, 200 files (BenchmarkLiveOpenClose) | 1.65 s | ≤ 5.95 s (",
 		// What this run did not measure says so, and is not counted as met.
 		"| to the first model request | not measured | ≤ 6.00 s (the original's figure (shared/perf)) |  |",
