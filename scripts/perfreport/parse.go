@@ -175,7 +175,12 @@ func parsePerfTUI(out string) ([]figure, error) {
 // benchLine matches a Go benchmark result: name, -GOMAXPROCS, runs, ns/op.
 var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([0-9.]+) ns/op`)
 
-// parseGoBench reads `go test -bench` output: "go/<BenchmarkName>" in ms.
+// floorMetric matches the floor a benchmark measured beside itself, on
+// the same resource at the same time (b.ReportMetric "floor-ns/op").
+var floorMetric = regexp.MustCompile(`\s([0-9.]+) floor-ns/op`)
+
+// parseGoBench reads `go test -bench` output: "go/<BenchmarkName>" in ms,
+// and a floor it reported as "go/<BenchmarkName>/floor".
 func parseGoBench(out string) ([]figure, error) {
 	var figs []figure
 	for _, line := range strings.Split(out, "\n") {
@@ -188,6 +193,13 @@ func parseGoBench(out string) ([]figure, error) {
 			return nil, err
 		}
 		figs = append(figs, figure{Key: "go/" + m[1], Value: ns / 1e6, Unit: "ms"})
+		if f := floorMetric.FindStringSubmatch(line); f != nil {
+			ns, err := strconv.ParseFloat(f[1], 64)
+			if err != nil {
+				return nil, err
+			}
+			figs = append(figs, figure{Key: "go/" + m[1] + "/floor", Value: ns / 1e6, Unit: "ms"})
+		}
 	}
 	if len(figs) == 0 {
 		return nil, fmt.Errorf("no benchmark results in:\n%s", out)

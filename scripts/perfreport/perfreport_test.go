@@ -110,7 +110,7 @@ func TestParseGoBenchReadsNsPerOpOfEveryBenchmark(t *testing.T) {
 		"go/BenchmarkToolServerBashTrue": 11, "go/BenchmarkExtract20k": 9500, "go/BenchmarkSync20kUnchanged": 400,
 		"go/BenchmarkLiveOpenClose": 1650, "go/BenchmarkLiveToolCalls/read_file": 1.5, "go/BenchmarkLiveToolCalls/bash_true": 25,
 		"go/BenchmarkReadFileRoundTrip/process": 12.205381, "go/BenchmarkGrep20k": 245.8, "go/BenchmarkReadFloor20k": 180,
-		"go/BenchmarkWriteFloor20k": 9000,
+		"go/BenchmarkExtract20k/floor": 9000,
 	}, "ms")
 	if len(got) != 16 {
 		t.Errorf("%d figures, want 16: %v", len(got), got)
