@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -194,8 +193,9 @@ func BenchmarkSync20kUnchanged(b *testing.B) {
 
 // writeFloor writes tree20k's 200 directories and 20,000 files under
 // dest, which it makes, with plain system calls and nothing checked, a
-// directory to each of GOMAXPROCS goroutines (no faster than one on the
-// disks measured), and returns how long that took.
+// directory at a time to each of as many goroutines as the extraction's
+// pool has (creations in different directories overlap where the disk
+// makes a creation wait), and returns how long that took.
 func writeFloor(b *testing.B, dest string) time.Duration {
 	b.Helper()
 	body := bytes.Repeat([]byte("x"), 100)
@@ -215,7 +215,7 @@ func writeFloor(b *testing.B, dest string) time.Duration {
 	var next atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
+	for range poolWorkers {
 		wg.Go(func() {
 			for {
 				d := int(next.Add(1)) - 1

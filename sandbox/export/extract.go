@@ -39,7 +39,14 @@ func Extract(r io.Reader, dest string, caps Caps) (Summary, error) {
 	if ref := onlyGitFile(l); ref != nil {
 		return Summary{}, ref
 	}
-	sum, err := walk(r, caps, newWriter(l).put)
+	w := newWriter(l)
+	w.pool = newCreatePool()
+	sum, err := walk(r, caps, w.put)
+	// Every file the pool took is written, or refused, before Extract
+	// returns or clears the tree.
+	if ref := w.pool.close(); ref != nil && err == nil {
+		err = ref
+	}
 	if err == nil {
 		return sum, nil
 	}

@@ -27,6 +27,9 @@ const (
 type writer struct {
 	lane *lane
 	buf  []byte
+	// pool, when set, creates small new regular files on a few
+	// goroutines (see createPool); the writer's user closes it.
+	pool *createPool
 }
 
 func newWriter(l *lane) *writer {
@@ -34,6 +37,17 @@ func newWriter(l *lane) *writer {
 }
 
 func (w *writer) put(m *member, data io.Reader) *Refusal {
+	if w.pool != nil {
+		// A failure of a file created meanwhile ends the walk here; a
+		// hard link waits for the file it names to be written.
+		wait := w.pool.err
+		if m.kind == hardlinkNode {
+			wait = w.pool.wait
+		}
+		if ref := wait(); ref != nil {
+			return ref
+		}
+	}
 	for _, dir := range m.newDirs {
 		if ref := w.mkdir(m.raw, dir); ref != nil {
 			return ref
@@ -86,6 +100,13 @@ func (w *writer) create(m *member, data io.Reader) *Refusal {
 	if m.exec {
 		perm = execMode
 	}
+	if w.pool != nil && m.size <= pooledMax {
+		fd, base, err := w.lane.parent(m.name)
+		if err != nil {
+			return osFailed(m.raw, err, "create "+quoted(m.name))
+		}
+		return w.pool.add(m, fd, base, data)
+	}
 	f, err := w.lane.create(m.name, perm)
 	if err != nil {
 		return osFailed(m.raw, err, "create "+quoted(m.name))
@@ -95,6 +116,11 @@ func (w *writer) create(m *member, data io.Reader) *Refusal {
 
 // fill writes data into f, the file for m, sets its mode and closes it.
 func (w *writer) fill(m *member, f *os.File, data io.Reader) *Refusal {
+	return fillFile(m, f, data, w.buf)
+}
+
+// fillFile is fill through buf.
+func fillFile(m *member, f *os.File, data io.Reader, buf []byte) *Refusal {
 	perm := fileMode
 	if m.exec {
 		perm = execMode
@@ -102,7 +128,7 @@ func (w *writer) fill(m *member, f *os.File, data io.Reader) *Refusal {
 	// A new file gets holes for its zero blocks; one written over keeps
 	// its old bytes wherever nothing is written, so it gets every byte.
 	inPlace := f.Name() != m.name
-	err := copySparse(f, data, w.buf, !inPlace)
+	err := copySparse(f, data, buf, !inPlace)
 	if err == nil && (umaskNarrows(perm) || (f.Name() != m.name && f.Name() != perm.String())) {
 		err = f.Chmod(perm) // the umask narrowed perm, or the old mode stays
 	}

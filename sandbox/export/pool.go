@@ -1,0 +1,163 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Pooled creation: on some disks creating a file waits on the file
+// system far longer than the system call costs, and creations in
+// different directories overlap those waits (creations in one directory
+// take turns on its lock). A new regular file of at most pooledMax bytes
+// is therefore read from the stream in order, as every member is, and
+// then created, written and closed by one of poolWorkers goroutines,
+// through its own duplicate of its directory's descriptor; a stream's
+// files come directory by directory, and each run of one directory's
+// files goes to the next worker in turn. Everything else — directories,
+// links, larger files, every check of the walk — stays in stream order on
+// the walk's goroutine. At most poolWorkers × poolQueue × pooledMax bytes
+// (8 MiB) wait in the queues.
+const (
+	poolWorkers = 4
+	poolQueue   = 128
+	pooledMax   = 16 << 10
+)
+
+// createPool creates small regular files off the walk's goroutine. A
+// file it failed to write is its refusal, which the writer's next member
+// and close report.
+type createPool struct {
+	queues  []chan createJob // one a worker
+	workers sync.WaitGroup
+	pending sync.WaitGroup // jobs queued and not yet done
+
+	// The walk's goroutine only: the directory of the last file queued
+	// and the queue it went to.
+	lastDir string
+	next    int
+
+	mu  sync.Mutex
+	ref *Refusal // the first failure
+}
+
+// createJob is one file to create: base in the directory dirfd (the
+// pool's own descriptor, closed when done) with data.
+type createJob struct {
+	raw, name string
+	exec      bool
+	dirfd     int
+	base      string
+	data      []byte
+}
+
+func newCreatePool() *createPool {
+	p := &createPool{}
+	for range poolWorkers {
+		q := make(chan createJob, poolQueue)
+		p.queues = append(p.queues, q)
+		p.workers.Go(func() {
+			buf := make([]byte, copyBuffer)
+			for j := range q {
+				p.do(j, buf)
+				p.pending.Done()
+			}
+		})
+	}
+	return p
+}
+
+// err is the first failure so far, nil if none.
+func (p *createPool) err() *Refusal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ref
+}
+
+func (p *createPool) fail(ref *Refusal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ref == nil {
+		p.ref = ref
+	}
+}
+
+// add queues m, whose parent directory is dirfd (the lane's: the pool
+// takes a duplicate) and last component base, reading its data now.
+func (p *createPool) add(m *member, dirfd int, base string, data io.Reader) *Refusal {
+	body := make([]byte, m.size)
+	if _, err := io.ReadFull(data, body); err != nil {
+		return osFailed(m.raw, err, "write "+quoted(m.name))
+	}
+	fd, err := unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return osFailed(m.raw, err, "create "+quoted(m.name))
+	}
+	if dir := parentOf(m.name); dir != p.lastDir {
+		p.lastDir, p.next = dir, (p.next+1)%len(p.queues)
+	}
+	p.pending.Add(1)
+	p.queues[p.next] <- createJob{raw: m.raw, name: m.name, exec: m.exec, dirfd: fd, base: base, data: body}
+	return nil
+}
+
+// do creates one file as writer.create would.
+func (p *createPool) do(j createJob, buf []byte) {
+	defer func() { _ = unix.Close(j.dirfd) }() // the pool's duplicate
+	if p.err() != nil {
+		return // the extraction is refused: write nothing more
+	}
+	m := &member{raw: j.raw, name: j.name, exec: j.exec}
+	perm := fileMode
+	if j.exec {
+		perm = execMode
+	}
+	fd, err := pooledCreate(j.dirfd, j.base, uint32(perm.Perm()))
+	if err != nil {
+		p.fail(osFailed(j.raw, &os.PathError{Op: "openat", Path: j.name, Err: err}, "create "+quoted(j.name)))
+		return
+	}
+	if ref := fillFile(m, os.NewFile(uintptr(fd), j.name), bytes.NewReader(j.data), buf); ref != nil {
+		p.fail(ref)
+	}
+}
+
+// wait returns once every queued file is done, with the first failure.
+func (p *createPool) wait() *Refusal {
+	p.pending.Wait()
+	return p.err()
+}
+
+// close waits for every queued file and stops the workers.
+func (p *createPool) close() *Refusal {
+	for _, q := range p.queues {
+		close(q)
+	}
+	p.workers.Wait()
+	return p.err()
+}
+
+// parentOf is name's directory, "" for the root.
+func parentOf(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		return name[:i]
+	}
+	return ""
+}
+
+// pooledCreate makes base in dirfd a new regular file with perm (O_EXCL,
+// nothing followed), retried on EINTR; a variable so that a test can make
+// it fail.
+var pooledCreate = func(dirfd int, base string, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
+		}
+	}
+}
