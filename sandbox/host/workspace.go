@@ -164,11 +164,12 @@ func Open(ctx context.Context, cfg Config) (*Workspace, error) {
 	w.gitFS = fsops.New(w.gitRoot, w.private.gitDir)
 	w.watch = newSizeWatch(w.measure, w.breach)
 	w.beginCtx = context.WithoutCancel(ctx)
+	// Before anything can begin the start, which hurries the read.
+	w.base = readBaseTree(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, baseTreeDelay)
 	// The start waits for Begin, so that it does not take the CPU from
 	// the way to the first model request; a caller that never says begin
 	// gets it shortly anyway.
 	time.AfterFunc(beginDelay, w.Begin)
-	w.base = readBaseTree(w.git, w.cfg.RepoRoot, w.cfg.BaseCommit, baseTreeDelay)
 	return w, nil
 }
 
