@@ -156,14 +156,15 @@ func TestE2EConsequentialKeysAsk(t *testing.T) {
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	// Two finished runs to merge and clean, then the demo's four live ones
-	// to stop (each scripted turn takes 8 s: they outlast the stops).
+	// to stop (each scripted turn takes 20 s: they outlast the stops even
+	// on a loaded machine; at 8 s one finished before its stop in CI).
 	slugOf := func(payload map[string]any) string {
 		return filepath.Base(filepath.Dir(payload["transcript"].(string)))
 	}
 	merged := slugOf(headlessRun(t, tmp, home))
 	cleaned := slugOf(headlessRun(t, tmp, home))
 	p := startTUI(t, 160, 45, []string{"TMPDIR=" + tmp, "DIRTYWORK_HOME=" + home},
-		"demo", "--sandbox", "none", "--pace", "8s", "--max-parallel", "4")
+		"demo", "--sandbox", "none", "--pace", "20s", "--max-parallel", "4")
 	t.Cleanup(func() {
 		// The demo's runs end once its scripted model is gone; their
 		// processes hold the runs' liveness locks until they exit.
