@@ -258,15 +258,21 @@ func (l *lane) create(name string, perm fs.FileMode) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	f, err := createAt(fd, base, uint32(perm.Perm()))
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(f), name), nil
+}
+
+// createAt makes base in dirfd a new regular file with perm (O_EXCL,
+// nothing followed), retried on EINTR.
+func createAt(dirfd int, base string, perm uint32) (int, error) {
 	for {
-		f, err := unix.Openat(fd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
-		if errors.Is(err, unix.EINTR) {
-			continue
+		fd, err := unix.Openat(dirfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+		if !errors.Is(err, unix.EINTR) {
+			return fd, err
 		}
-		if err != nil {
-			return nil, err
-		}
-		return os.NewFile(uintptr(f), name), nil
 	}
 }
 

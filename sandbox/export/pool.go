@@ -2,10 +2,8 @@ package export
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"os"
-	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -49,11 +47,10 @@ type createPool struct {
 // createJob is one file to create: base in the directory dirfd (the
 // pool's own descriptor, closed when done) with data.
 type createJob struct {
-	raw, name string
-	exec      bool
-	dirfd     int
-	base      string
-	data      []byte
+	m     member
+	dirfd int
+	base  string
+	data  []byte
 }
 
 func newCreatePool() *createPool {
@@ -98,11 +95,11 @@ func (p *createPool) add(m *member, dirfd int, base string, data io.Reader) *Ref
 	if err != nil {
 		return osFailed(m.raw, err, "create "+quoted(m.name))
 	}
-	if dir := parentOf(m.name); dir != p.lastDir {
+	if dir := m.name[:len(m.name)-len(base)]; dir != p.lastDir {
 		p.lastDir, p.next = dir, (p.next+1)%len(p.queues)
 	}
 	p.pending.Add(1)
-	p.queues[p.next] <- createJob{raw: m.raw, name: m.name, exec: m.exec, dirfd: fd, base: base, data: body}
+	p.queues[p.next] <- createJob{m: *m, dirfd: fd, base: base, data: body}
 	return nil
 }
 
@@ -112,17 +109,17 @@ func (p *createPool) do(j createJob, buf []byte) {
 	if p.err() != nil {
 		return // the extraction is refused: write nothing more
 	}
-	m := &member{raw: j.raw, name: j.name, exec: j.exec}
+	m := &j.m
 	perm := fileMode
-	if j.exec {
+	if m.exec {
 		perm = execMode
 	}
 	fd, err := pooledCreate(j.dirfd, j.base, uint32(perm.Perm()))
 	if err != nil {
-		p.fail(osFailed(j.raw, &os.PathError{Op: "openat", Path: j.name, Err: err}, "create "+quoted(j.name)))
+		p.fail(osFailed(m.raw, &os.PathError{Op: "openat", Path: m.name, Err: err}, "create "+quoted(m.name)))
 		return
 	}
-	if ref := fillFile(m, os.NewFile(uintptr(fd), j.name), bytes.NewReader(j.data), buf); ref != nil {
+	if ref := fillFile(m, os.NewFile(uintptr(fd), m.name), bytes.NewReader(j.data), buf); ref != nil {
 		p.fail(ref)
 	}
 }
@@ -142,22 +139,5 @@ func (p *createPool) close() *Refusal {
 	return p.err()
 }
 
-// parentOf is name's directory, "" for the root.
-func parentOf(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		return name[:i]
-	}
-	return ""
-}
-
-// pooledCreate makes base in dirfd a new regular file with perm (O_EXCL,
-// nothing followed), retried on EINTR; a variable so that a test can make
-// it fail.
-var pooledCreate = func(dirfd int, base string, perm uint32) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, base, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
-		if !errors.Is(err, unix.EINTR) {
-			return fd, err
-		}
-	}
-}
+// pooledCreate is createAt, a variable so that a test can make it fail.
+var pooledCreate = createAt
