@@ -90,7 +90,7 @@ func newEscapeRun(t *testing.T, cred *syscall.Credential) *escapeRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(e.bin, data, 0o755); err != nil {
+	if err := writeExecutable(e.bin, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(e.repo, 0o755); err != nil {

@@ -63,7 +63,7 @@ func startTUIWith(t *testing.T, exe string, w, h int, env []string, args ...stri
 	// a newline, and a line wrapped at the edge would not be found.
 	fmt.Fprintf(&sh, "%s 2>%s\ncode=$?\nprintf '\\r\\n[exited %%s]\\r\\n' \"$code\"\nsleep 600\n", strings.Join(quoted, " "), shellQuote(filepath.Join(p.dir, "stderr")))
 	script := filepath.Join(p.dir, "run.sh")
-	if err := os.WriteFile(script, []byte(sh.String()), 0o700); err != nil {
+	if err := writeExecutable(script, []byte(sh.String()), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	p.tmux("-f", "/dev/null", "new-session", "-d", "-s", "e2e", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), script)
@@ -430,7 +430,7 @@ func fakeHeldGit(t *testing.T) string {
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "release")
 	script := fmt.Sprintf("#!/bin/sh\nwhile [ ! -e %s ]; do sleep 0.05; done\nexec %s \"$@\"\n", shellQuote(gate), shellQuote(real))
-	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o700); err != nil {
+	if err := writeExecutable(filepath.Join(dir, "git"), []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -76,7 +76,14 @@ func TestEscapesUnprivileged(t *testing.T) {
 	t.Logf("as uid %d:\n%s", unprivilegedUID, out)
 }
 
+// copyFile copies the test binary to where another user can execute it.
+// No process is forked from this one while the copy is open for writing:
+// a child forked then would hold the write descriptor until its own exec,
+// and executing the copy meanwhile would fail with ETXTBSY. Forks take
+// syscall.ForkLock for writing.
 func copyFile(src, dst string) error {
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	in, err := os.Open(src)
 	if err != nil {
 		return err
