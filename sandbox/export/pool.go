@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,9 +16,9 @@ import (
 // take turns on its lock). A new regular file of at most pooledMax bytes
 // is therefore read from the stream in order, as every member is, and
 // then created, written and closed by one of poolWorkers goroutines,
-// through its own duplicate of its directory's descriptor; a stream's
-// files come directory by directory, and each run of one directory's
-// files goes to the next worker in turn. Everything else — directories,
+// through the pool's own duplicate of its directory's descriptor, one
+// for each run of one directory's files; a stream's files come directory
+// by directory, and each such run goes to the next worker in turn. Everything else — directories,
 // links, larger files, every check of the walk — stays in stream order on
 // the walk's goroutine. At most poolWorkers × poolQueue × pooledMax bytes
 // (8 MiB) wait in the queues.
@@ -35,22 +36,41 @@ type createPool struct {
 	workers sync.WaitGroup
 	pending sync.WaitGroup // jobs queued and not yet done
 
-	// The walk's goroutine only: the directory of the last file queued
-	// and the queue it went to.
+	// The walk's goroutine only: the directory of the last file queued,
+	// the pool's descriptor of it and the queue it went to.
 	lastDir string
+	dir     *poolDir
 	next    int
 
 	mu  sync.Mutex
 	ref *Refusal // the first failure
 }
 
-// createJob is one file to create: base in the directory dirfd (the
-// pool's own descriptor, closed when done) with data.
+// createJob is one file to create: base in the directory dir with data.
 type createJob struct {
-	m     member
-	dirfd int
-	base  string
-	data  []byte
+	m    member
+	dir  *poolDir
+	base string
+	data []byte
+}
+
+// poolDir is the pool's duplicate of a directory's descriptor, shared by
+// the jobs of one run of that directory's files and closed by the last
+// of them to let go (the walk holds it too while the run lasts).
+type poolDir struct {
+	fd   int
+	refs atomic.Int32
+}
+
+func (d *poolDir) hold() *poolDir {
+	d.refs.Add(1)
+	return d
+}
+
+func (d *poolDir) release() {
+	if d.refs.Add(-1) == 0 {
+		_ = unix.Close(d.fd) // the pool's duplicate
+	}
 }
 
 func newCreatePool() *createPool {
@@ -91,21 +111,32 @@ func (p *createPool) add(m *member, dirfd int, base string, data io.Reader) *Ref
 	if _, err := io.ReadFull(data, body); err != nil {
 		return osFailed(m.raw, err, "write "+quoted(m.name))
 	}
-	fd, err := unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return osFailed(m.raw, err, "create "+quoted(m.name))
-	}
-	if dir := m.name[:len(m.name)-len(base)]; dir != p.lastDir {
+	if dir := m.name[:len(m.name)-len(base)]; p.dir == nil || dir != p.lastDir {
+		fd, err := unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return osFailed(m.raw, err, "create "+quoted(m.name))
+		}
+		p.letGoOfDir()
+		p.dir = &poolDir{fd: fd}
+		p.dir.refs.Store(1) // the walk's
 		p.lastDir, p.next = dir, (p.next+1)%len(p.queues)
 	}
 	p.pending.Add(1)
-	p.queues[p.next] <- createJob{m: *m, dirfd: fd, base: base, data: body}
+	p.queues[p.next] <- createJob{m: *m, dir: p.dir.hold(), base: base, data: body}
 	return nil
+}
+
+// letGoOfDir drops the walk's hold on the directory of its last run.
+func (p *createPool) letGoOfDir() {
+	if p.dir != nil {
+		p.dir.release()
+		p.dir = nil
+	}
 }
 
 // do creates one file as writer.create would.
 func (p *createPool) do(j createJob, buf []byte) {
-	defer func() { _ = unix.Close(j.dirfd) }() // the pool's duplicate
+	defer j.dir.release()
 	if p.err() != nil {
 		return // the extraction is refused: write nothing more
 	}
@@ -114,7 +145,7 @@ func (p *createPool) do(j createJob, buf []byte) {
 	if m.exec {
 		perm = execMode
 	}
-	fd, err := pooledCreate(j.dirfd, j.base, uint32(perm.Perm()))
+	fd, err := pooledCreate(j.dir.fd, j.base, uint32(perm.Perm()))
 	if err != nil {
 		p.fail(osFailed(m.raw, &os.PathError{Op: "openat", Path: m.name, Err: err}, "create "+quoted(m.name)))
 		return
@@ -132,6 +163,7 @@ func (p *createPool) wait() *Refusal {
 
 // close waits for every queued file and stops the workers.
 func (p *createPool) close() *Refusal {
+	p.letGoOfDir()
 	for _, q := range p.queues {
 		close(q)
 	}
