@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -31,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -58,7 +60,15 @@ func main() {
 	flag.Parse()
 	tmp, err := os.MkdirTemp("", "dirtywork-perftui-")
 	check(err)
+	scratch = tmp
 	defer func() { _ = os.RemoveAll(tmp) }()
+	// Interrupted (task perf stopped), it leaves nothing behind either.
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-interrupted
+		exit(130)
+	}()
 	fmt.Printf("machine: %d CPUs, %s\n\n", runtime.NumCPU(), runtime.Version())
 	if p := os.Getenv("PERFTUI_CPUPROFILE"); p != "" {
 		f, err := os.Create(p)
@@ -80,11 +90,36 @@ func main() {
 	benchOpen(filepath.Join(tmp, "bench"), *benchRows)
 }
 
+// scratch is the figures' temporary directory, removed on any exit;
+// exiting makes one exit at a time.
+var (
+	scratch string
+	exiting sync.Mutex
+)
+
 func check(err error) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "perftui:", err)
-		os.Exit(1)
+		exit(1)
 	}
+}
+
+// exit removes the scratch directory and exits with code. A figure may
+// still be writing into the directory (an interrupt comes at any time):
+// the removal is repeated until it holds, and the figure, finding its
+// directory gone, fails into exit and waits here.
+func exit(code int) {
+	exiting.Lock()
+	if scratch != "" {
+		for range 100 {
+			if err := os.RemoveAll(scratch); err == nil {
+				if _, err := os.Lstat(scratch); os.IsNotExist(err) {
+					break
+				}
+			}
+		}
+	}
+	os.Exit(code)
 }
 
 func root(dir string) string {
