@@ -18,10 +18,10 @@ import (
 // then created, written and closed by one of poolWorkers goroutines,
 // through the pool's own duplicate of its directory's descriptor, one
 // for each run of one directory's files; a stream's files come directory
-// by directory, and each such run goes to the next worker in turn. Everything else — directories,
-// links, larger files, every check of the walk — stays in stream order on
-// the walk's goroutine. At most poolWorkers × poolQueue × pooledMax bytes
-// (8 MiB) wait in the queues.
+// by directory, and each such run goes to the next worker in turn.
+// Everything else — directories, links, larger files, every check of the
+// walk — stays in stream order on the walk's goroutine. At most
+// poolWorkers × poolQueue × pooledMax bytes (8 MiB) wait in the queues.
 const (
 	poolWorkers = 4
 	poolQueue   = 128
