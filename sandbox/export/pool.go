@@ -36,11 +36,10 @@ type createPool struct {
 	workers sync.WaitGroup
 	pending sync.WaitGroup // jobs queued and not yet done
 
-	// The walk's goroutine only: the directory of the last file queued,
-	// the pool's descriptor of it and the queue it went to.
-	lastDir string
-	dir     *poolDir
-	next    int
+	// The walk's goroutine only: the directory of the last file queued
+	// and the queue it went to.
+	dir  *poolDir
+	next int
 
 	mu  sync.Mutex
 	ref *Refusal // the first failure
@@ -58,6 +57,7 @@ type createJob struct {
 // the jobs of one run of that directory's files and closed by the last
 // of them to let go (the walk holds it too while the run lasts).
 type poolDir struct {
+	name string // as the members spell it, with its trailing slash
 	fd   int
 	refs atomic.Int32
 }
@@ -111,15 +111,15 @@ func (p *createPool) add(m *member, dirfd int, base string, data io.Reader) *Ref
 	if _, err := io.ReadFull(data, body); err != nil {
 		return osFailed(m.raw, err, "write "+quoted(m.name))
 	}
-	if dir := m.name[:len(m.name)-len(base)]; p.dir == nil || dir != p.lastDir {
+	if dir := m.name[:len(m.name)-len(base)]; p.dir == nil || dir != p.dir.name {
 		fd, err := unix.FcntlInt(uintptr(dirfd), unix.F_DUPFD_CLOEXEC, 0)
 		if err != nil {
 			return osFailed(m.raw, err, "create "+quoted(m.name))
 		}
 		p.letGoOfDir()
-		p.dir = &poolDir{fd: fd}
+		p.dir = &poolDir{name: dir, fd: fd}
 		p.dir.refs.Store(1) // the walk's
-		p.lastDir, p.next = dir, (p.next+1)%len(p.queues)
+		p.next = (p.next + 1) % len(p.queues)
 	}
 	p.pending.Add(1)
 	p.queues[p.next] <- createJob{m: *m, dir: p.dir.hold(), base: base, data: body}
@@ -141,11 +141,7 @@ func (p *createPool) do(j createJob, buf []byte) {
 		return // the extraction is refused: write nothing more
 	}
 	m := &j.m
-	perm := fileMode
-	if m.exec {
-		perm = execMode
-	}
-	fd, err := pooledCreate(j.dir.fd, j.base, uint32(perm.Perm()))
+	fd, err := pooledCreate(j.dir.fd, j.base, uint32(m.perm().Perm()))
 	if err != nil {
 		p.fail(osFailed(m.raw, &os.PathError{Op: "openat", Path: m.name, Err: err}, "create "+quoted(m.name)))
 		return

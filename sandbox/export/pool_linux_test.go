@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -43,12 +44,8 @@ func TestPoolSharesOneDescriptorPerDirectoryRun(t *testing.T) {
 	// The workers wait at their first create until the queues are
 	// counted, so every queued job still holds what it was given.
 	gate := make(chan struct{})
-	opened := false
-	defer func() {
-		if !opened {
-			close(gate)
-		}
-	}()
+	release := sync.OnceFunc(func() { close(gate) })
+	defer release()
 	real := pooledCreate
 	t.Cleanup(func() { pooledCreate = real })
 	pooledCreate = func(dirfd int, base string, perm uint32) (int, error) {
@@ -60,8 +57,9 @@ func TestPoolSharesOneDescriptorPerDirectoryRun(t *testing.T) {
 	const each = 100
 	for _, d := range []string{"a", "b"} {
 		for i := range each {
-			m := &member{raw: fmt.Sprintf("%s/f%03d", d, i), name: fmt.Sprintf("%s/f%03d", d, i), kind: fileNode, size: 1}
-			if ref := p.add(m, dirs[d], fmt.Sprintf("f%03d", i), strings.NewReader("x")); ref != nil {
+			base := fmt.Sprintf("f%03d", i)
+			m := &member{raw: d + "/" + base, name: d + "/" + base, kind: fileNode, size: 1}
+			if ref := p.add(m, dirs[d], base, strings.NewReader("x")); ref != nil {
 				t.Fatal(ref)
 			}
 		}
@@ -69,8 +67,7 @@ func TestPoolSharesOneDescriptorPerDirectoryRun(t *testing.T) {
 	if held := openDescriptors(t) - before; held > 2 {
 		t.Errorf("%d descriptors held for %d queued files in 2 directories, want one a directory", held, 2*each)
 	}
-	close(gate)
-	opened = true
+	release()
 	if ref := p.close(); ref != nil {
 		t.Fatal(ref)
 	}

@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"io/fs"
 	"math"
 	"path"
 	"strings"
@@ -30,6 +31,14 @@ type member struct {
 	// a file whose text was judged.
 	configHit, sniffed bool
 	placement
+}
+
+// perm is the permission a regular file member is written with.
+func (m *member) perm() fs.FileMode {
+	if m.exec {
+		return execMode
+	}
+	return fileMode
 }
 
 // sink writes an accepted member. data yields a regular file's content;

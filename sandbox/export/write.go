@@ -96,10 +96,6 @@ func (w *writer) hardlink(m *member) *Refusal {
 // symlink included, an error rather than something to follow or
 // overwrite.
 func (w *writer) create(m *member, data io.Reader) *Refusal {
-	perm := fileMode
-	if m.exec {
-		perm = execMode
-	}
 	if w.pool != nil && m.size <= pooledMax {
 		fd, base, err := w.lane.parent(m.name)
 		if err != nil {
@@ -107,7 +103,7 @@ func (w *writer) create(m *member, data io.Reader) *Refusal {
 		}
 		return w.pool.add(m, fd, base, data)
 	}
-	f, err := w.lane.create(m.name, perm)
+	f, err := w.lane.create(m.name, m.perm())
 	if err != nil {
 		return osFailed(m.raw, err, "create "+quoted(m.name))
 	}
@@ -121,10 +117,7 @@ func (w *writer) fill(m *member, f *os.File, data io.Reader) *Refusal {
 
 // fillFile is fill through buf.
 func fillFile(m *member, f *os.File, data io.Reader, buf []byte) *Refusal {
-	perm := fileMode
-	if m.exec {
-		perm = execMode
-	}
+	perm := m.perm()
 	// A new file gets holes for its zero blocks; one written over keeps
 	// its old bytes wherever nothing is written, so it gets every byte.
 	inPlace := f.Name() != m.name
